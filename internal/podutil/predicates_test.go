@@ -1,0 +1,110 @@
+package podutil_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
+
+	"github.com/reconcilekit/reconcilekit/internal/podtest"
+	"github.com/reconcilekit/reconcilekit/internal/podutil"
+)
+
+var t0 = podtest.Epoch
+
+func TestActiveAndTerminating(t *testing.T) {
+	cases := []struct {
+		name              string
+		pod               *corev1.Pod
+		active, terminate bool
+	}{
+		{"R-5.1 running is active", podtest.New("a"), true, false},
+		{"R-5.1 empty phase is active", podtest.New("a", podtest.Phase("")), true, false},
+		{"R-5.1 pending is active", podtest.New("a", podtest.Phase(corev1.PodPending)), true, false},
+		{"R-5.1 unknown is active", podtest.New("a", podtest.Phase(corev1.PodUnknown)), true, false},
+		{"R-5.1 succeeded is not active", podtest.New("a", podtest.Phase(corev1.PodSucceeded)), false, false},
+		{"R-5.1 failed is not active", podtest.New("a", podtest.Phase(corev1.PodFailed)), false, false},
+		{"R-5.2 deleting running is terminating", podtest.New("a", podtest.Deleting(t0)), false, true},
+		{"R-5.2 deleting failed is neither", podtest.New("a", podtest.Phase(corev1.PodFailed), podtest.Deleting(t0)), false, false},
+		{"nil pod is neither", nil, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.active, podutil.IsActive(c.pod))
+			assert.Equal(t, c.terminate, podutil.IsTerminating(c.pod))
+		})
+	}
+}
+
+func TestReadyAndAvailable(t *testing.T) {
+	now := t0.Add(time.Hour)
+	cases := []struct {
+		name      string
+		pod       *corev1.Pod
+		minReady  int32
+		ready     bool
+		readyTime time.Time
+		available bool
+	}{
+		{"R-5.4 no condition", podtest.New("a"), 0, false, time.Time{}, false},
+		{"R-5.4 first Ready wins over later True", podtest.New("a", podtest.NotReady(), podtest.Ready(t0)), 0, false, time.Time{}, false},
+		{"R-5.4 first Ready True wins over later False", podtest.New("a", podtest.Ready(t0), podtest.NotReady()), 0, true, t0, true},
+		{"R-5.5 minReady 0 without LTT is available", podtest.New("a", podtest.Ready(time.Time{})), 0, true, time.Time{}, true},
+		{"R-5.5 minReady>0 without LTT is not available", podtest.New("a", podtest.Ready(time.Time{})), 1, true, time.Time{}, false},
+		{"R-5.5 exactly minReady is not available", podtest.New("a", podtest.Ready(now.Add(-10*time.Second))), 10, true, now.Add(-10 * time.Second), false},
+		{"R-5.5 one ns past minReady is available", podtest.New("a", podtest.Ready(now.Add(-10*time.Second-1))), 10, true, now.Add(-10*time.Second - 1), true},
+		{"R-5.5 negative minReady compares arithmetically", podtest.New("a", podtest.Ready(now.Add(5*time.Second))), -10, true, now.Add(5 * time.Second), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.ready, podutil.IsReady(c.pod))
+			assert.True(t, c.readyTime.Equal(podutil.ReadyTime(c.pod)))
+			assert.Equal(t, c.available, podutil.IsAvailable(c.pod, c.minReady, now))
+		})
+	}
+}
+
+func TestMaxRestarts(t *testing.T) {
+	// only native sidecars count among init containers.
+	p := podtest.New("a", podtest.Restarts(2), podtest.Restarts(5),
+		podtest.InitRestarts("init", false, 9), podtest.InitRestarts("side", true, 3))
+	r, s := podutil.MaxRestarts(p)
+	assert.Equal(t, int32(5), r)
+	assert.Equal(t, int32(3), s)
+	p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{Name: "undeclared", RestartCount: 50})
+	_, s = podutil.MaxRestarts(p)
+	assert.Equal(t, int32(3), s, "a status with no spec entry is not a sidecar")
+	r, s = podutil.MaxRestarts(nil)
+	assert.Zero(t, r+s)
+}
+
+func TestHasLabels(t *testing.T) {
+	assert.True(t, podutil.HasLabels(nil, nil), "R-8.2 empty template labels match everything")
+	assert.True(t, podutil.HasLabels(map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}))
+	assert.False(t, podutil.HasLabels(map[string]string{"a": "2"}, map[string]string{"a": "1"}))
+	assert.False(t, podutil.HasLabels(nil, map[string]string{"a": ""}))
+}
+
+// Active and terminating are disjoint, and available implies ready.
+func TestPredicateProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		phases := []corev1.PodPhase{"", corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, "Bogus"}
+		opts := []podtest.Option{podtest.Phase(rapid.SampledFrom(phases).Draw(t, "phase"))}
+		if rapid.Bool().Draw(t, "deleting") {
+			opts = append(opts, podtest.Deleting(t0))
+		}
+		if rapid.Bool().Draw(t, "ready") {
+			opts = append(opts, podtest.Ready(t0.Add(time.Duration(rapid.Int64Range(-1e12, 1e12).Draw(t, "ltt")))))
+		}
+		p := podtest.New("p", opts...)
+		minReady := rapid.Int32Range(-5, 100).Draw(t, "minReady")
+		if podutil.IsActive(p) && podutil.IsTerminating(p) {
+			t.Fatal("a pod cannot be both active and terminating")
+		}
+		if podutil.IsAvailable(p, minReady, t0) && !podutil.IsReady(p) {
+			t.Fatal("available implies ready")
+		}
+	})
+}
