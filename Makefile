@@ -3,6 +3,8 @@
 #   make bench  the benchmarks
 #   make fuzz   the fuzz targets, FUZZTIME each (long; not part of make test)
 #   make soak   the property and model-based tests with many more rapid checks (long)
+#   make scenarios  the exact-expectations scenario tables (issue 7), printed
+#   make demo   the in-process ReplicaSet controller demo (examples/replicaset)
 
 GO            ?= go
 STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -13,7 +15,7 @@ BENCHTIME     ?= 1s
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/... ./expectations/... ./slowstart/... ./podrank/... ./status/... ./reconcile/...
 
-.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak demo
+.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo
 
 all: test
 
@@ -36,10 +38,18 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!=""){print $$2":"f}; f=""}'); do \
-		pkg=$${t%%:*}; for f in $$(echo $${t#*:} | tr ':' ' '); do \
-			echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-		done; done
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 soak:
 	$(GO) test -race -count=1 -run 'Property|Model|Machine|Sim' $(RAPID_PKGS) -args -rapid.checks=$(SOAKCHECKS)
+
+scenarios:
+	$(GO) test -count=1 -run 'Scenario' -v ./reconcile/
+
+demo:
+	cd examples && $(GO) run ./replicaset
