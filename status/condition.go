@@ -1,0 +1,141 @@
+package status
+
+import (
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Names of the failure condition. They are untyped so they serve both
+// appsv1.ReplicaSetConditionType and metav1.Condition's string fields.
+const (
+	// ReplicaFailure is the condition type set while creating or deleting
+	// pods fails.
+	ReplicaFailure = "ReplicaFailure"
+	// FailedCreate is the condition reason when there were fewer pods than
+	// desired.
+	FailedCreate = "FailedCreate"
+	// FailedDelete is the condition reason when there were more pods than
+	// desired.
+	FailedDelete = "FailedDelete"
+	// ReconcileError is the reason [SetReplicaFailure] uses when the pod
+	// count already matched the desired count. Upstream leaves the reason
+	// empty in that case, which metav1.Condition validation rejects.
+	ReconcileError = "ReconcileError"
+)
+
+// failureReason returns upstream's reason for a new ReplicaFailure condition
+// given the pods found and the pods desired: "" when they match.
+func failureReason(have, want int32) string {
+	switch {
+	case have < want:
+		return FailedCreate
+	case have > want:
+		return FailedDelete
+	default:
+		return ""
+	}
+}
+
+// replicaSetConditions applies to an apps/v1 condition list. It never
+// returns old itself: unchanged lists are copied and keep their nil or empty
+// form; removing the last condition yields nil.
+func replicaSetConditions(old []appsv1.ReplicaSetCondition, manageErr error, reason string, now time.Time) []appsv1.ReplicaSetCondition {
+	// Upstream's "had" is the first match; any match means the same here.
+	kept := 0
+	for i := range old {
+		if old[i].Type != ReplicaFailure {
+			kept++
+		}
+	}
+	had := kept < len(old)
+	switch {
+	case manageErr != nil && !had:
+		out := make([]appsv1.ReplicaSetCondition, len(old), len(old)+1)
+		copy(out, old)
+		return append(out, appsv1.ReplicaSetCondition{
+			Type:               ReplicaFailure,
+			Status:             corev1.ConditionTrue,
+			Reason:             reason,
+			Message:            manageErr.Error(),
+			LastTransitionTime: metav1.NewTime(now),
+		})
+	case manageErr == nil && had:
+		if kept == 0 {
+			return nil
+		}
+		out := make([]appsv1.ReplicaSetCondition, 0, kept)
+		for i := range old {
+			if old[i].Type != ReplicaFailure {
+				out = append(out, old[i])
+			}
+		}
+		return out
+	default:
+		// The condition's fields are all values, so a shallow clone is a deep copy.
+		return slices.Clone(old)
+	}
+}
+
+// SetReplicaFailure applies the ReplicaFailure rules of to the
+// metav1.Condition list of a custom resource and reports whether the list
+// changed. It never modifies conds; out is always a new slice (or nil) that
+// shares no memory with conds.
+//
+//   - manageErr != nil and no ReplicaFailure condition present: a condition
+//     {Type ReplicaFailure, Status True, Reason, Message manageErr.Error(),
+//     ObservedGeneration generation, LastTransitionTime now} is appended.
+//     Reason is [FailedCreate] when diff < 0, [FailedDelete] when diff > 0
+//     and [ReconcileError] when diff == 0 (upstream's reason is "" there, but
+//     a metav1.Condition requires a non-empty reason). diff is the number of
+//     pods found minus the number desired.
+//   - manageErr != nil and a ReplicaFailure condition present: nothing
+//     changes, not even its reason, message or ObservedGeneration.
+//   - manageErr == nil: every ReplicaFailure condition is removed; out is nil
+//     when no condition remains.
+//   - Otherwise nothing changes. Unchanged lists keep their nil or empty form.
+//
+// Other condition types keep their order. Unlike meta.SetStatusCondition, the
+// transition time is always now, never the wall clock, even when now is zero.
+// The message is used verbatim; metav1.Condition validation limits messages
+// to 32768 bytes, so callers with very long aggregated errors should shorten
+// them first.
+func SetReplicaFailure(conds []metav1.Condition, manageErr error, diff int, generation int64, now time.Time) (out []metav1.Condition, changed bool) {
+	had := meta.FindStatusCondition(conds, ReplicaFailure) != nil
+	switch {
+	case manageErr != nil && !had:
+		reason := ReconcileError
+		if diff < 0 {
+			reason = FailedCreate
+		} else if diff > 0 {
+			reason = FailedDelete
+		}
+		out = make([]metav1.Condition, len(conds), len(conds)+1)
+		copy(out, conds)
+		// Appended directly: meta.SetStatusCondition would stamp time.Now()
+		// over a zero now, and the type is known to be absent.
+		return append(out, metav1.Condition{
+			Type:               ReplicaFailure,
+			Status:             metav1.ConditionTrue,
+			ObservedGeneration: generation,
+			LastTransitionTime: metav1.NewTime(now),
+			Reason:             reason,
+			Message:            manageErr.Error(),
+		}), true
+	case manageErr == nil && had:
+		// RemoveStatusCondition builds a new slice and leaves conds' backing
+		// array alone.
+		out = conds
+		meta.RemoveStatusCondition(&out, ReplicaFailure)
+		if len(out) == 0 {
+			out = nil
+		}
+		return out, true
+	default:
+		return slices.Clone(conds), false
+	}
+}
