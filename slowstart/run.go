@@ -1,0 +1,176 @@
+package slowstart
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Run calls fn count times, each with a distinct index i in [0, count), in
+// batches whose sizes double (SPEC §4): [Plan](count, opts) gives the sizes,
+// and batch k receives the consecutive indices following batch k-1's, so the
+// first batch gets [0, size₁). It returns the number of calls that returned a
+// nil error and, if the run stopped early, why.
+//
+//   - The calls of one batch run concurrently, each on its own goroutine, and
+//     Run waits for all of them before it starts the next batch (R-4.2).
+//   - After a batch in which any call failed, no further batch starts and Run
+//     returns a [*BatchError] wrapping every failure of that batch in
+//     ascending index order (R-4.3; upstream returns only one of them).
+//     succeeded includes the successful calls of that batch.
+//   - Before each batch, if ctx is done, Run returns the calls that succeeded
+//     so far and an error wrapping ctx.Err() (and [context.Cause] when that
+//     differs). A batch that started always runs to completion; its calls
+//     receive ctx and are expected to honour it.
+//   - A panic in fn is re-raised by Run, on the caller's goroutine, with the
+//     original panic value, after every call of that batch has returned; when
+//     several calls panicked, the value of the lowest index wins. Likewise a
+//     call that exits its goroutine with [runtime.Goexit] (for example
+//     testing.T.FailNow) makes Run call runtime.Goexit after the batch
+//     joined. No further batch starts in either case.
+//   - No goroutine outlives Run: every goroutine it starts has finished its
+//     call and signalled completion before Run returns or re-panics, and Run
+//     starts no other goroutines.
+//   - count <= 0 makes no call and returns (0, nil) (R-4.4), whatever ctx and
+//     fn are. A nil fn with count > 0 returns an error and makes no call; a
+//     nil ctx means [context.Background].
+//
+// Each call costs one goroutine and no heap allocation; a run allocates two
+// small objects, plus the [*BatchError] on failure (see BenchmarkRun). Set
+// [Options.MaxBatchSize] to bound the goroutines and the calls in flight.
+//
+// Run is safe for concurrent use; fn must be safe to call concurrently with
+// itself.
+func Run(ctx context.Context, count int, opts Options, fn func(ctx context.Context, i int) error) (succeeded int, err error) {
+	if count <= 0 {
+		return 0, nil
+	}
+	if fn == nil {
+		return 0, errors.New("slowstart: nil fn")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b := &batch{ctx: ctx, fn: fn}
+	// One method value for the whole run: `go work()` then allocates nothing
+	// per call, unlike a fresh closure (or sync.WaitGroup.Go) per goroutine.
+	work := b.work
+	for done, size := 0, 0; done < count; done += size {
+		if ctx.Err() != nil {
+			return succeeded, stopped(ctx, done, count)
+		}
+		size = opts.nextSize(size, count-done)
+		b.first = done
+		b.next.Store(0)
+		b.wg.Add(size)
+		for range size {
+			go work()
+		}
+		b.wg.Wait()
+		// Every goroutine of the batch has called Done: the fields below are
+		// no longer written and Wait ordered those writes before these reads.
+		if b.panicked {
+			panic(b.panicValue)
+		}
+		if b.goexit {
+			runtime.Goexit()
+		}
+		succeeded += size - len(b.failures)
+		if len(b.failures) > 0 {
+			return succeeded, b.err(size)
+		}
+	}
+	return succeeded, nil
+}
+
+// batch is the state shared by Run and the goroutines of its current batch.
+// Run reuses it for every batch of one run.
+type batch struct {
+	ctx   context.Context
+	fn    func(context.Context, int) error
+	first int          // index of the batch's first call; written before the goroutines start
+	next  atomic.Int64 // hands out the batch's indices, one per goroutine
+	wg    sync.WaitGroup
+
+	// mu guards the fields below against the batch's goroutines; Run reads
+	// them only after wg.Wait.
+	mu         sync.Mutex
+	failures   []failure // nil until a call fails
+	panicked   bool
+	panicIndex int
+	panicValue any
+	goexit     bool
+}
+
+type failure struct {
+	index int
+	err   error
+}
+
+// work makes one call of the batch. The index comes from a shared counter
+// rather than an argument so that the goroutine needs no closure of its own.
+func (b *batch) work() {
+	defer b.wg.Done()
+	i := b.first + int(b.next.Add(1)) - 1
+	returned := false
+	defer func() {
+		if !returned {
+			b.abort(i, recover())
+		}
+	}()
+	err := b.fn(b.ctx, i)
+	returned = true
+	if err != nil {
+		b.mu.Lock()
+		b.failures = append(b.failures, failure{i, err})
+		b.mu.Unlock()
+	}
+}
+
+// abort records a call that did not return: a panic with value v, or, when v
+// is nil, runtime.Goexit (since Go 1.21 panic(nil) recovers as a non-nil
+// *runtime.PanicNilError).
+func (b *batch) abort(i int, v any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v == nil {
+		b.goexit = true
+		return
+	}
+	if !b.panicked || i < b.panicIndex {
+		b.panicked, b.panicIndex, b.panicValue = true, i, v
+	}
+}
+
+// err builds the BatchError of a joined batch with failures.
+func (b *batch) err(size int) *BatchError {
+	slices.SortFunc(b.failures, func(x, y failure) int { return cmp.Compare(x.index, y.index) })
+	e := &BatchError{
+		Start:   b.first,
+		Size:    size,
+		Indices: make([]int, len(b.failures)),
+		Errs:    make([]error, len(b.failures)),
+	}
+	for j, f := range b.failures {
+		e.Indices[j], e.Errs[j] = f.index, f.err
+	}
+	return e
+}
+
+// stopped is the error for a run whose context was done before the batch
+// starting at call done.
+func stopped(ctx context.Context, done, count int) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause != nil && !errors.Is(cause, err) {
+		return fmt.Errorf("slowstart: stopped before call %d of %d: %w: %w", done, count, err, cause)
+	}
+	if cause != nil {
+		err = cause // it wraps ctx.Err() and says more
+	}
+	return fmt.Errorf("slowstart: stopped before call %d of %d: %w", done, count, err)
+}
