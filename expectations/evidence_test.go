@@ -1,0 +1,137 @@
+package expectations_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/reconcilekit/reconcilekit/expectations"
+)
+
+func TestRecordWrite(t *testing.T) {
+	tests := []struct {
+		name    string
+		writes  []string
+		wantRV  string
+		invalid bool
+	}{
+		{name: "none"},
+		{name: "one", writes: []string{"42"}, wantRV: "42"},
+		{name: "the highest wins", writes: []string{"42", "100", "99"}, wantRV: "100"},
+		{name: "numeric order, not string order", writes: []string{"9", "10", "8"}, wantRV: "10"},
+		{name: "equal versions", writes: []string{"7", "7"}, wantRV: "7"},
+		{name: "empty is malformed", writes: []string{"5", ""}, invalid: true},
+		{name: "leading zeros are malformed", writes: []string{"007"}, invalid: true},
+		{name: "zero is malformed", writes: []string{"0"}, invalid: true},
+		{name: "non-numeric is malformed", writes: []string{"abc", "12"}, invalid: true},
+		{name: "malformed sticks for the round", writes: []string{"1x", "99"}, invalid: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, _ := newTracker(0)
+			tr.ExpectCreations(rsKey, 1)
+			for _, rv := range tc.writes {
+				tr.RecordWrite(rsKey, rv)
+			}
+			snap, _ := tr.Snapshot(rsKey)
+			assert.Equal(t, tc.wantRV, snap.WriteRV)
+			assert.Equal(t, tc.invalid, snap.WriteRVInvalid)
+
+			tr.Set(rsKey, 1, 0) // a new round starts without evidence
+			snap, _ = tr.Snapshot(rsKey)
+			assert.Empty(t, snap.WriteRV)
+			assert.False(t, snap.WriteRVInvalid)
+		})
+	}
+}
+
+func TestRecordWriteWithoutRecord(t *testing.T) {
+	tr, _ := newTracker(0)
+	tr.RecordWrite(rsKey, "10")
+	_, ok := tr.Snapshot(rsKey)
+	assert.False(t, ok, "RecordWrite creates no record")
+
+	tr.ExpectCreations(rsKey, 1)
+	tr.Delete(rsKey)
+	tr.RecordWrite(rsKey, "10")
+	_, _, ok = tr.Pending(rsKey)
+	assert.False(t, ok)
+}
+
+// TestEvidenceSnapshotString shows the "why" line for each EvidenceFirst verdict.
+func TestEvidenceSnapshotString(t *testing.T) {
+	cache := &fakeCache{}
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, CacheVersion: cache.Version})
+	tr.ExpectCreationKeys(rsKey, []string{"default/web-b", "default/web-a"})
+	tr.RecordWrite(rsKey, "120")
+	clk.Step(expectations.DefaultTTL * 2)
+
+	cache.rv = "118"
+	snap, _ := tr.Snapshot(rsKey)
+	assert.Equal(t, "default/web: waiting for 2 creations [default/web-a default/web-b] for 10m0s: "+
+		"the cache (RV 118) is behind the controller's writes (RV 120) (gives up after 30m0s)", snap.String())
+	assert.Equal(t, "118", snap.CacheRV)
+
+	cache.rv = "121"
+	snap, _ = tr.Snapshot(rsKey)
+	assert.Equal(t, "default/web: satisfied: the cache (RV 121) has reached the controller's writes (RV 120), "+
+		"so the events for 2 creations [default/web-a default/web-b] were missed", snap.String())
+
+	cache.rv = "118"
+	clk.Step(expectations.DefaultSafetyLimit)
+	snap, _ = tr.Snapshot(rsKey)
+	assert.Equal(t, "default/web: satisfied: expired after 40m0s (limit 30m0s) with 2 creations "+
+		"[default/web-a default/web-b] still pending", snap.String())
+}
+
+func TestNeverExpireSnapshotString(t *testing.T) {
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.NeverExpire})
+	tr.ExpectCreations(rsKey, 1)
+	clk.Step(expectations.DefaultTTL * 3)
+	snap, _ := tr.Snapshot(rsKey)
+	assert.Equal(t, "default/web: waiting for 1 creation for 15m0s (never expires)", snap.String())
+	assert.Equal(t, expectations.NeverExpire, snap.Policy)
+}
+
+// FuzzRecordWrite feeds arbitrary resourceVersions to RecordWrite: it never
+// panics, keeps the highest well-formed one, and marks the round's evidence
+// unusable as soon as one is malformed.
+func FuzzRecordWrite(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"1", "2"}, {"10", "9"}, {"", "5"}, {"007", "7"}, {"0", "1"}, {"18446744073709551616", "99"}, {"-1", "+1"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		tr, _ := newTracker(0)
+		tr.ExpectCreations(rsKey, 1)
+		tr.RecordWrite(rsKey, a)
+		tr.RecordWrite(rsKey, b)
+		snap, _ := tr.Snapshot(rsKey)
+		if !wellFormedRV(a) || !wellFormedRV(b) {
+			assert.True(t, snap.WriteRVInvalid, "%q, %q", a, b)
+			assert.Empty(t, snap.WriteRV)
+			return
+		}
+		want := a
+		if len(b) > len(a) || (len(b) == len(a) && b > a) {
+			want = b
+		}
+		assert.False(t, snap.WriteRVInvalid)
+		assert.Equal(t, want, snap.WriteRV)
+	})
+}
+
+// wellFormedRV is the test's own statement of a well-formed resourceVersion:
+// a positive decimal integer without leading zeros, of any length.
+func wellFormedRV(rv string) bool {
+	if rv == "" || rv[0] == '0' {
+		return false
+	}
+	for _, c := range []byte(rv) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,272 @@
+package expectations
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultSafetyLimit is the longest an EvidenceFirst Tracker waits for a
+// cache that is behind the controller's own writes, when
+// [Options.SafetyLimit] is not set: six times DefaultTTL. An informer that
+// lags half an hour is broken rather than slow; past that point proceeding
+// (and perhaps over-creating) is preferred to stalling the key forever.
+const DefaultSafetyLimit = 30 * time.Minute
+
+// ExpiryPolicy decides when pending expectations stop blocking a key. A
+// fulfilled record (both counters at most zero) is satisfied under every
+// policy, and a key without a record always is. Values other than the
+// constants behave as ExpireAfterTTL.
+type ExpiryPolicy int
+
+const (
+	// ExpireAfterTTL is upstream's policy and the zero value: pending
+	// expectations count as satisfied once the round is strictly older than
+	// the TTL (SPEC ).
+	//
+	// Failure mode: when the informer lags by more than the TTL, the
+	// controller acts on a stale cache and creates (or deletes) a second
+	// time — over-creation (Kubernetes issue #129795). When an event is
+	// missed, the key stalls for the whole TTL.
+	ExpireAfterTTL ExpiryPolicy = iota
+
+	// NeverExpire blocks until the expectations are observed, or until the
+	// key is Deleted or Set again; time plays no part.
+	//
+	// Failure mode: a single missed event (a dropped watch, a relist that
+	// hides a create-then-delete) stalls the key forever, since the
+	// controller will not Set it again while it is blocked. Use it only when
+	// something else guarantees delivery, or with an operator watching
+	// Snapshot.
+	NeverExpire
+
+	// EvidenceFirst (beyond upstream) decides pending expectations from
+	// evidence when there is some: with [Options.CacheVersion] set and a
+	// write recorded this round ([Tracker.RecordWrite]), a cache that has
+	// reached the highest recorded write, yet still lacks the expected
+	// events, has missed them: the key is satisfied at once
+	// (ResolvedByEvidence) instead of stalling for the TTL. A cache that is
+	// behind the write keeps the key waiting (WaitingForCache) even past the
+	// TTL, so a slow cache never causes over-creation, until the round is
+	// older than the safety limit (Expired). Without usable evidence — no
+	// CacheVersion, no write recorded this round, or a version that does not
+	// parse — the TTL applies as under ExpireAfterTTL.
+	//
+	// Failure modes: it needs the caller to record its writes' versions and
+	// a cache version of the same resource; a write left unrecorded can make
+	// the evidence claim "missed" while that write's event is still on its
+	// way. Deletions carry no evidence unless the caller records their
+	// versions (ExpectDeletions starts a round without any), so deletion
+	// rounds normally fall back to the TTL. A cache stuck behind for longer
+	// than the safety limit proceeds, as ExpireAfterTTL would after the TTL.
+	EvidenceFirst
+)
+
+// String returns the policy's name.
+func (p ExpiryPolicy) String() string {
+	switch p {
+	case ExpireAfterTTL:
+		return "ExpireAfterTTL"
+	case NeverExpire:
+		return "NeverExpire"
+	case EvidenceFirst:
+		return "EvidenceFirst"
+	}
+	return fmt.Sprintf("ExpiryPolicy(%d)", int(p))
+}
+
+// Resolution says why a key is or is not satisfied. The zero value is
+// Waiting.
+type Resolution int
+
+const (
+	// Waiting: not satisfied; expectations are pending and the time limit
+	// has not passed (or never does, under NeverExpire).
+	Waiting Resolution = iota
+	// WaitingForCache: not satisfied; under EvidenceFirst the cache has not
+	// yet reached the controller's own recorded writes.
+	WaitingForCache
+	// NoRecord: satisfied; the key was never set or has been deleted.
+	NoRecord
+	// Fulfilled: satisfied; both counters are at most zero.
+	Fulfilled
+	// Expired: satisfied; expectations are still pending, but the round is
+	// older than the policy's time limit (the TTL, or the safety limit while
+	// the cache is behind).
+	Expired
+	// ResolvedByEvidence: satisfied; under EvidenceFirst the cache has
+	// reached the controller's writes, so the pending events were missed (or
+	// are stored but not yet handed to the event handlers: either way the
+	// cache a sync reads already holds the writes' effects).
+	ResolvedByEvidence
+)
+
+// String returns the resolution's name.
+func (r Resolution) String() string {
+	switch r {
+	case Waiting:
+		return "Waiting"
+	case WaitingForCache:
+		return "WaitingForCache"
+	case NoRecord:
+		return "NoRecord"
+	case Fulfilled:
+		return "Fulfilled"
+	case Expired:
+		return "Expired"
+	case ResolvedByEvidence:
+		return "ResolvedByEvidence"
+	}
+	return fmt.Sprintf("Resolution(%d)", int(r))
+}
+
+// Status is what [Tracker.Check] decides for a key, and why. The zero Status
+// is an unsatisfied Waiting one.
+type Status struct {
+	Satisfied  bool
+	Resolution Resolution
+
+	// Age is how long the key's current round has been running; zero
+	// without a record.
+	Age time.Duration
+
+	// Adds and Dels are the counters (as Pending returns them).
+	Adds, Dels int
+}
+
+// Satisfied reports whether a sync of key may act on the cache. With the
+// default policy it is true when key has no record (never set, or deleted),
+// when both counters are at most zero, or when the record is strictly older
+// than the TTL (SPEC ); [ExpiryPolicy] describes the others.
+// Membership of the key sets plays no part. It is Check(key).Satisfied
+// and may call Hooks.Resolved. It reads the Clock only for a pending record and
+// allocates nothing (with nil hooks).
+func (t *Tracker) Satisfied(key string) bool {
+	if t.opts.Hooks.Resolved != nil || (t.opts.Policy != ExpireAfterTTL && t.opts.Policy != NeverExpire) {
+		return t.check(key, false).Satisfied
+	}
+	// The upstream policy (and NeverExpire) without hooks needs no view:
+	// decide under the lock, read the clock after it.
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	r := s.lookup(h, key)
+	if r == nil || r.fulfilled() {
+		s.mu.Unlock()
+		return true
+	}
+	since := r.since
+	s.mu.Unlock()
+	return t.opts.Policy == ExpireAfterTTL && t.since(since) > t.timeout()
+}
+
+// Check returns what Satisfied decides for key, and why. It reads the Clock at
+// most once (for Age) and, under EvidenceFirst, may call CacheVersion once. The
+// first Check or Satisfied call that finds a round which had pending
+// expectations satisfied calls Hooks.Resolved.
+func (t *Tracker) Check(key string) Status {
+	return t.check(key, true)
+}
+
+// view is what a verdict needs from a record, copied under the shard lock.
+type view struct {
+	adds, dels int
+	since      time.Time
+	round      uint64
+	writeRV    string
+	writeBad   bool
+	hookDue    bool
+}
+
+// verdict is a Status plus what Snapshot reports about how it was reached.
+type verdict struct {
+	Status
+	limit   time.Duration // the time limit in force; 0 when none applies
+	cacheRV string        // the cache version consulted, if any
+}
+
+func (t *Tracker) check(key string, wantAge bool) Status {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	r := s.lookup(h, key)
+	if r == nil {
+		s.mu.Unlock()
+		return Status{Satisfied: true, Resolution: NoRecord}
+	}
+	v := view{
+		adds: r.adds, dels: r.dels, since: r.since,
+		writeRV: r.writeRV, writeBad: r.writeBad,
+		hookDue: t.opts.Hooks.Resolved != nil && r.pendingSeen && !r.resolved,
+	}
+	if v.hookDue {
+		v.round = r.round
+	}
+	s.mu.Unlock()
+
+	d := t.judge(&v, wantAge || v.hookDue)
+	if d.Satisfied && v.hookDue {
+		s.mu.Lock()
+		r := s.lookup(h, key)
+		fire := r != nil && r.round == v.round && !r.resolved
+		if fire {
+			r.resolved = true
+		}
+		s.mu.Unlock()
+		if fire {
+			t.opts.Hooks.Resolved(key, d.Resolution, d.Age)
+		}
+	}
+	return d.Status
+}
+
+// judge applies the policy to a record's view. It reads the Clock when the
+// record is pending or wantAge is set, and CacheVersion when the policy asks
+// for evidence.
+func (t *Tracker) judge(v *view, wantAge bool) verdict {
+	d := verdict{Status: Status{Adds: v.adds, Dels: v.dels}}
+	if v.adds <= 0 && v.dels <= 0 {
+		d.Satisfied, d.Resolution = true, Fulfilled
+		if wantAge {
+			d.Age = t.since(v.since)
+		}
+		return d
+	}
+	d.Age = t.since(v.since)
+	d.limit = t.timeout()
+	switch t.opts.Policy {
+	case NeverExpire:
+		d.limit = 0
+		d.Resolution = Waiting
+		return d
+	case EvidenceFirst:
+		cacheRV, cmp, usable := t.evidence(v.writeRV, v.writeBad)
+		if usable {
+			d.cacheRV = cacheRV
+			if cmp >= 0 {
+				d.limit = 0
+				d.Satisfied, d.Resolution = true, ResolvedByEvidence
+				return d
+			}
+			d.limit = t.safetyLimit()
+			if d.Age > d.limit {
+				d.Satisfied, d.Resolution = true, Expired
+			} else {
+				d.Resolution = WaitingForCache
+			}
+			return d
+		}
+	}
+	if d.Age > d.limit {
+		d.Satisfied, d.Resolution = true, Expired
+	} else {
+		d.Resolution = Waiting
+	}
+	return d
+}
+
+// safetyLimit is the effective EvidenceFirst limit: never below the TTL.
+func (t *Tracker) safetyLimit() time.Duration {
+	l := t.opts.SafetyLimit
+	if l <= 0 {
+		l = DefaultSafetyLimit
+	}
+	return max(l, t.timeout())
+}

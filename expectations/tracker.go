@@ -1,0 +1,343 @@
+package expectations
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// DefaultTTL is how long a pending expectation blocks its key before it is
+// treated as satisfied anyway: upstream's ExpectationsTimeout (SPEC ).
+const DefaultTTL = 5 * time.Minute
+
+// Clock tells the Tracker the time. Anything with a Now method fits, including
+// the clocks of k8s.io/utils/clock, which the module does not import.
+type Clock interface{ Now() time.Time }
+
+// Options configures a [Tracker]. The zero Options reproduce upstream
+// Kubernetes exactly; every other field value is a documented opt-in.
+type Options struct {
+	// TTL is how long after the last Set or Expect call a key with pending
+	// expectations still blocks: a record strictly older than TTL counts as
+	// satisfied (SPEC ). Zero or negative means DefaultTTL. Under
+	// NeverExpire it is not used; under EvidenceFirst it applies when there
+	// is no usable evidence.
+	TTL time.Duration
+
+	// Clock supplies the time for timestamps and expiry. Nil means the real
+	// clock (time.Now).
+	Clock Clock
+
+	// Policy decides when pending expectations stop blocking. The zero value
+	// is ExpireAfterTTL, upstream's behaviour.
+	Policy ExpiryPolicy
+
+	// SafetyLimit bounds, under EvidenceFirst only, how long a key waits for
+	// a cache that is behind the controller's own writes. Zero or negative
+	// means DefaultSafetyLimit; a value below the TTL is raised to the TTL,
+	// so that evidence of a slow cache never stops a wait earlier than no
+	// evidence would.
+	SafetyLimit time.Duration
+
+	// CacheVersion returns the resourceVersion up to which the informer's
+	// cache has synced (client-go's LastStoreSyncResourceVersion), for the
+	// same resource as the writes passed to RecordWrite. Nil means no
+	// evidence. It is called without any Tracker lock held, at most once per
+	// Check, Satisfied or Snapshot call, and only under EvidenceFirst.
+	CacheVersion func() string
+
+	// Hooks are called on notable transitions, for metrics. The zero Hooks
+	// call nothing.
+	Hooks Hooks
+}
+
+// shardCount is the number of independently locked partitions of a Tracker.
+// A power of two, so a shard is picked with a mask. 64 keeps two workers on
+// different keys from meeting on one lock in all but 1/64 of cases, for 4 KiB
+// per Tracker.
+const shardCount = 1 << shardBits
+
+// shardBits is log2(shardCount).
+const shardBits = 6
+
+// Tracker records, per controller key, how many creations and deletions a
+// controller has asked the API for and not yet observed through its informer,
+// and which pod keys ("namespace/name") it expects to see deleted (and, opted
+// in, created). It combines upstream's ControllerExpectations and
+// UIDTrackingControllerExpectations in one type (SPEC §2–§3).
+//
+// The zero Tracker is ready to use, with the real clock, [DefaultTTL] and
+// upstream's [ExpireAfterTTL]; use [New] for other Options. A Tracker must
+// not be copied after first use. Any string, including "", is a valid key.
+//
+// A Tracker is safe for concurrent use by any number of goroutines (informer
+// handlers and workers alike). Keys are spread over independently locked
+// shards; every method holds at most one shard lock at a time, for a short
+// time, and never calls the Clock, CacheVersion or a hook while holding it.
+type Tracker struct {
+	opts Options
+
+	shards [shardCount]shard
+}
+
+// shard is one lock-protected partition of a Tracker's records.
+type shard struct {
+	mu      sync.Mutex
+	records table  // empty until the first write into this shard
+	rounds  uint64 // numbers the rounds started in this shard
+
+	// Pads the shard to a 64-byte cache line so that neighbouring shard
+	// locks do not share one (false sharing would serialise the cores).
+	_ [64 - 48]byte
+}
+
+// record is one controller key's expectations for the current round (the
+// time since the last Set or Expect call).
+type record struct {
+	// The fields a check reads come first, within 64 bytes, so that a
+	// check touches one cache line of the record.
+	adds, dels int
+	since      time.Time // when the round started; refreshed only by Set/Expect* (R-2.7)
+
+	// writeRV is the highest resourceVersion recorded by RecordWrite this
+	// round ("" if none); writeBad is set when one did not parse, which makes
+	// the round's evidence unusable.
+	writeRV  string
+	writeBad bool
+
+	pendingSeen bool // the round has had pending expectations
+	resolved    bool // Hooks.Resolved has fired for this round
+
+	// trackAdds selects tracked creations (ExpectCreationKeys): addKeys holds
+	// the pod keys whose creation is still expected. Otherwise creations are
+	// counted.
+	trackAdds bool
+	addKeys   map[string]struct{}
+
+	// delKeys holds the pod keys whose deletion is still expected. It is nil
+	// until ExpectDeletions is first called for the key, and survives Set and
+	// ExpectCreations.
+	delKeys map[string]struct{}
+
+	round uint64 // unique per shard, so that a hook fires once per round
+}
+
+func (r *record) fulfilled() bool { return r.adds <= 0 && r.dels <= 0 }
+
+// notePending remembers that the round had something pending, which makes its
+// first satisfied check a resolution worth a hook call.
+func (r *record) notePending() {
+	if !r.fulfilled() {
+		r.pendingSeen = true
+	}
+}
+
+// startRound begins a new round in r: counters, timestamp, no write evidence.
+// s.mu must be held.
+func (s *shard) startRound(r *record, adds, dels int, now time.Time) {
+	s.rounds++
+	r.adds, r.dels, r.since, r.round = adds, dels, now, s.rounds
+	r.writeRV, r.writeBad = "", false
+	r.pendingSeen, r.resolved = false, false
+	r.notePending()
+}
+
+// fill empties set (or makes it) and inserts each of keys.
+func fill(set map[string]struct{}, keys []string) map[string]struct{} {
+	if set == nil {
+		set = make(map[string]struct{}, len(keys))
+	} else {
+		clear(set) // replace, not merge; reusing the map saves an allocation
+	}
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	return set
+}
+
+// New returns a Tracker configured by opts, which it copies. It starts no
+// goroutines.
+func New(opts Options) *Tracker {
+	return &Tracker{opts: opts}
+}
+
+func (t *Tracker) now() time.Time {
+	if t.opts.Clock == nil {
+		return time.Now()
+	}
+	return t.opts.Clock.Now()
+}
+
+// since returns how long ago start was. On the real clock it reads only the
+// monotonic clock (time.Since), which costs half of a time.Now.
+func (t *Tracker) since(start time.Time) time.Duration {
+	if t.opts.Clock == nil {
+		return time.Since(start)
+	}
+	return t.opts.Clock.Now().Sub(start)
+}
+
+func (t *Tracker) timeout() time.Duration {
+	if t.opts.TTL <= 0 {
+		return DefaultTTL
+	}
+	return t.opts.TTL
+}
+
+// shardSeed seeds the key hash. It is per process, not per Tracker, so that
+// the zero Tracker needs no initialisation.
+var shardSeed = maphash.MakeSeed()
+
+// shardFor hashes key once (maphash uses the runtime's hardware-assisted
+// string hash: a few nanoseconds, no allocation) and returns its shard, chosen
+// by the hash's top bits, and the hash, whose low bits place the key in the
+// shard's table.
+func (t *Tracker) shardFor(key string) (*shard, uint64) {
+	h := maphash.String(shardSeed, key)
+	return &t.shards[h>>(64-shardBits)], h
+}
+
+// lookup returns key's record in s, or nil. s.mu must be held.
+func (s *shard) lookup(h uint64, key string) *record {
+	return s.records.find(h, key)
+}
+
+// upsert returns key's record in s, creating an empty one if needed. s.mu
+// must be held.
+func (s *shard) upsert(h uint64, key string) *record {
+	if r := s.records.find(h, key); r != nil {
+		return r
+	}
+	r := &record{}
+	s.records.insert(h, key, r)
+	return r
+}
+
+// Set replaces key's counters with adds and dels and restarts its TTL
+// (SPEC ). Negative values are stored as given. The pending deletion
+// keys, if any, are left in place, as upstream leaves them.
+//
+// Set starts a new round: it forgets the write evidence (RecordWrite) and
+// makes creations counted again, forgetting any creation keys
+// (ExpectCreationKeys).
+func (t *Tracker) Set(key string, adds, dels int) {
+	now := t.now()
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	r := s.upsert(h, key)
+	clear(r.addKeys)
+	r.trackAdds = false
+	s.startRound(r, adds, dels, now)
+	s.mu.Unlock()
+}
+
+// ExpectCreations is Set(key, adds, 0): it expects adds creations, zeroes the
+// deletion counter and restarts the TTL (SPEC ). It does not clear the
+// pending deletion keys. Like Set, it starts a new round with counted
+// creations.
+func (t *Tracker) ExpectCreations(key string, adds int) {
+	t.Set(key, adds, 0)
+}
+
+// ExpectDeletions expects the deletion of each distinct pod key in podKeys
+// ("namespace/name", R-1.7): duplicates collapse, the set replaces any
+// previous one (nothing is merged), the deletion counter becomes the size of
+// the set, the creation counter becomes 0 and the TTL restarts (SPEC ).
+// A nil or empty podKeys yields a record (0, 0), which is satisfied at once.
+// The Tracker copies what it needs; podKeys is neither kept nor modified.
+//
+// It starts a new round without write evidence. Beyond upstream: because no
+// creation is expected any more, it also empties the set of expected creation
+// keys of a key that tracks creations (ExpectCreationKeys), so that a late add
+// event cannot lower the new round's counter.
+func (t *Tracker) ExpectDeletions(key string, podKeys []string) {
+	now := t.now()
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	r := s.upsert(h, key)
+	r.delKeys = fill(r.delKeys, podKeys)
+	clear(r.addKeys)
+	s.startRound(r, 0, len(r.delKeys), now)
+	s.mu.Unlock()
+}
+
+// CreationObserved records that one expected creation was seen: it lowers
+// key's creation counter by one if key has a record, and does nothing
+// otherwise (SPEC ). It counts even for a key that tracks
+// creation keys; use CreationObservedKey there. It does not allocate.
+func (t *Tracker) CreationObserved(key string) {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	if r := s.lookup(h, key); r != nil {
+		r.adds--
+	}
+	s.mu.Unlock()
+}
+
+// DeletionObserved records that the pod podKey ("namespace/name") was seen
+// deleted. Only a pod key in key's pending deletion set counts: it leaves the
+// set and the deletion counter drops by one. Unknown pods and repeated
+// observations of the same pod change nothing, so each expected deletion is
+// counted exactly once (SPEC ). It does not allocate.
+func (t *Tracker) DeletionObserved(key, podKey string) {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	if r := s.lookup(h, key); r != nil {
+		if _, ok := r.delKeys[podKey]; ok {
+			delete(r.delKeys, podKey)
+			r.dels--
+		}
+	}
+	s.mu.Unlock()
+}
+
+// Raise adds adds and dels to key's counters if key has a record; otherwise it
+// does nothing (SPEC ). It does not restart the TTL and does not
+// touch the pending deletion keys.
+func (t *Tracker) Raise(key string, adds, dels int) {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	if r := s.lookup(h, key); r != nil {
+		r.adds += adds
+		r.dels += dels
+		r.notePending()
+	}
+	s.mu.Unlock()
+}
+
+// Lower subtracts adds and dels from key's counters if key has a record;
+// otherwise it does nothing (SPEC ). Counters may go negative. It
+// does not restart the TTL and does not touch the pending deletion keys.
+func (t *Tracker) Lower(key string, adds, dels int) {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	if r := s.lookup(h, key); r != nil {
+		r.adds -= adds
+		r.dels -= dels
+		r.notePending()
+	}
+	s.mu.Unlock()
+}
+
+// Delete forgets key's counters, pending deletion and creation keys and write
+// evidence (SPEC ). Afterwards key is satisfied and observations for it are no-ops until
+// it is set again.
+func (t *Tracker) Delete(key string) {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	s.records.remove(h, key)
+	s.mu.Unlock()
+}
+
+// Pending returns key's creation and deletion counters. ok is false, and the
+// counters zero, when key has no record (SPEC ).
+func (t *Tracker) Pending(key string) (adds, dels int, ok bool) {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.lookup(h, key)
+	if r == nil {
+		return 0, 0, false
+	}
+	return r.adds, r.dels, true
+}
