@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reconcilekit/reconcilekit/internal/podutil"
+)
+
+// Kubelet is a crude stand-in for the scheduler and the kubelets: [Kubelet.Step]
+// binds pending pods to nodes round-robin, makes them Running and Ready,
+// and removes pods whose deletion was requested.
+//
+// The zero Kubelet is not usable (it has no API). It is not safe for
+// concurrent use.
+type Kubelet struct {
+	API *API
+	// Nodes is the number of nodes, named "node-0", "node-1", …; <= 0: 1.
+	Nodes int
+
+	next int
+}
+
+// Step makes every pod that is neither terminating nor Ready scheduled,
+// Running and Ready (its Ready condition transitions at the API clock's
+// now), then finalizes terminating pods (see [API.Finalize]). It returns
+// how many pods it made ready and how many it removed, in key order.
+func (k *Kubelet) Step() (readied, removed int) {
+	nodes := max(k.Nodes, 1)
+	pods, _ := k.API.List()
+	now := metav1.NewTime(k.API.now())
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil || podutil.IsReady(p) {
+			continue
+		}
+		if p.Spec.NodeName == "" {
+			p.Spec.NodeName = "node-" + strconv.Itoa(k.next%nodes)
+			k.next++
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = append(withoutReady(p.Status.Conditions), corev1.PodCondition{
+			Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now,
+		})
+		// The pod may have been deleted meanwhile; then there is nothing to do.
+		if _, err := k.API.Update(p); err == nil {
+			readied++
+		}
+	}
+	return readied, k.API.Finalize()
+}
+
+func withoutReady(cs []corev1.PodCondition) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range cs {
+		if c.Type != corev1.PodReady {
+			out = append(out, c)
+		}
+	}
+	return out
+}

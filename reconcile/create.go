@@ -1,0 +1,194 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/reconcilekit/reconcilekit/slowstart"
+)
+
+// createState is what happened to one planned create.
+type createState uint8
+
+const (
+	notAttempted createState = iota
+	createdOK
+	namespaceTerminating
+	alreadyExisted // a retried name met AlreadyExists
+	createFailed   // includes a panicking call
+)
+
+// createResult is written by the goroutine of create i only; it is read
+// after slowstart.Run has joined every call.
+type createResult struct {
+	state createState
+	pod   *corev1.Pod
+	err   error
+	panic callPanic
+}
+
+// errCreatePanicked stops the slow start after a PodControl panic; the
+// panic itself is re-raised by createPods.
+var errCreatePanicked = errors.New("reconcile: CreatePod panicked")
+
+// createPods expects n creations for o and makes them in slow-start
+// batches.
+func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*corev1.Pod, out Outcome) (Outcome, error) {
+	if err := o.validateTemplate(); err != nil {
+		return out, err
+	}
+	tracker := m.Tracker()
+	var keys []string
+	if m.TrackCreations {
+		names, retried, err := m.podNames(o, n, active)
+		if err != nil {
+			return out, err
+		}
+		out.Names, out.Retried = names, retried
+		keys = make([]string, n)
+		ns := o.Object.GetNamespace()
+		for i, name := range names {
+			keys[i] = ns + "/" + name
+		}
+		tracker.ExpectCreationKeys(o.Key, keys)
+	} else {
+		tracker.ExpectCreations(o.Key, n)
+	}
+	out.Expected = n
+
+	results := make([]createResult, n)
+	_, runErr := slowstart.Run(ctx, n, m.SlowStart, func(ctx context.Context, i int) error {
+		return m.createOne(ctx, o, out.Names, i < out.Retried, i, &results[i])
+	})
+
+	var (
+		failures []error
+		first    callPanic
+		failed   []int    // indices to lower: failed, then never attempted
+		retry    []string // names of creates that may have happened unseen
+	)
+	calls := 0
+	for i := range results {
+		r := &results[i]
+		switch r.state {
+		case notAttempted:
+			out.Skipped++
+			failed = append(failed, i)
+			if i < out.Retried {
+				retry = append(retry, out.Names[i]) // still uncertain
+			}
+			continue
+		case createdOK:
+			out.Created = append(out.Created, r.pod)
+		case namespaceTerminating:
+			out.NamespaceTerminating++
+		case alreadyExisted:
+			out.AlreadyExisted++
+		case createFailed:
+			out.CreateFailed++
+			failed = append(failed, i)
+			if out.Names != nil && !apierrors.IsAlreadyExists(r.err) {
+				retry = append(retry, out.Names[i])
+			}
+			if r.panic.ok {
+				if !first.ok {
+					first = r.panic
+				}
+			} else {
+				failures = append(failures, r.err)
+			}
+		}
+		calls++
+	}
+	out.Batches = batchesRun(n, calls, m.SlowStart)
+
+	// step 5: every create that did not happen is lowered, so that
+	// the owner is not left waiting for an add event that cannot come.
+	for _, i := range failed {
+		if keys != nil {
+			tracker.CreationObservedKey(o.Key, keys[i])
+		} else {
+			tracker.CreationObserved(o.Key)
+		}
+	}
+	m.keepUncertain(o.Key, retry)
+	for _, p := range out.Created {
+		if p.ResourceVersion != "" {
+			tracker.RecordWrite(o.Key, p.ResourceVersion)
+		}
+	}
+	m.Hooks.created(o.Key, out)
+	if first.ok {
+		panic(first.value)
+	}
+
+	switch {
+	case len(failures) == 1:
+		return out, failures[0]
+	case len(failures) > 1:
+		return out, errors.Join(failures...)
+	case runErr != nil:
+		// No call failed, so Run stopped on ctx between batches.
+		return out, runErr
+	}
+	return out, nil
+}
+
+// createOne makes create i and records its result in r.
+func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retried bool, i int, r *createResult) (err error) {
+	r.state = createFailed // until the call returns normally
+	defer func() {
+		if v := recover(); v != nil {
+			r.panic = callPanic{value: v, ok: true}
+			err = errCreatePanicked
+		}
+	}()
+	name := ""
+	if names != nil {
+		name = names[i]
+	}
+	pod := o.newPod(name)
+	created, err := m.Pods.CreatePod(ctx, pod)
+	switch {
+	case err == nil:
+		if created == nil {
+			created = pod
+		}
+		r.state, r.pod = createdOK, created
+		return nil
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// step 4: the namespace is going away; count it as done and
+		// leave the expectation to expire.
+		r.state = namespaceTerminating
+		return nil
+	case retried && apierrors.IsAlreadyExists(err):
+		// The earlier create of this name succeeded unseen; its add event
+		// will satisfy the key.
+		r.state = alreadyExisted
+		return nil
+	default:
+		r.err = err
+		return err
+	}
+}
+
+// batchesRun returns the sizes of the slow-start batches that made the
+// first calls creates: batches are consecutive, so they are the prefix of
+// the plan that adds up to calls.
+func batchesRun(n, calls int, opts slowstart.Options) []int {
+	if calls == 0 {
+		return nil
+	}
+	plan := slowstart.Plan(n, opts)
+	sum := 0
+	for k, size := range plan {
+		sum += size
+		if sum >= calls {
+			return plan[:k+1]
+		}
+	}
+	return plan
+}

@@ -1,0 +1,96 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/reconcilekit/reconcilekit/podrank"
+)
+
+// deletePods chooses n victims among pods, expects their deletion and
+// deletes them all at once.
+func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*corev1.Pod, n int, out Outcome) (Outcome, error) {
+	opts := m.Ranking
+	opts.Now = m.now()
+	out.Victims = podrank.ForDeletion(pods, related, n, opts)
+	out.Expected = len(out.Victims)
+
+	doomed := make([]*corev1.Pod, 0, len(out.Victims))
+	for _, v := range out.Victims {
+		if controlledByOther(v, o.Object) {
+			out.NotOwned = append(out.NotOwned, v)
+		} else {
+			doomed = append(doomed, v)
+		}
+	}
+	keys := make([]string, len(doomed))
+	for i, p := range doomed {
+		keys[i] = PodKey(p)
+	}
+	tracker := m.Tracker()
+	// step 4: before any call, so that a fast delete event finds its key.
+	tracker.ExpectDeletions(o.Key, keys)
+
+	errs := make([]error, len(doomed))
+	panics := make([]callPanic, len(doomed))
+	var wg sync.WaitGroup
+	for i, p := range doomed {
+		wg.Go(func() {
+			defer func() {
+				if v := recover(); v != nil {
+					panics[i] = callPanic{value: v, ok: true}
+				}
+			}()
+			errs[i] = m.Pods.DeletePod(ctx, p)
+		})
+	}
+	wg.Wait()
+
+	var (
+		failures []error
+		first    callPanic
+	)
+	for i, p := range doomed {
+		err := errs[i]
+		if panics[i].ok {
+			if !first.ok {
+				first = panics[i]
+			}
+			err = errDeletePanicked
+		}
+		if err == nil {
+			out.Deleted = append(out.Deleted, p)
+			continue
+		}
+		// step 6: the pod's delete event will not come from this
+		// call, so its key must not keep the owner waiting.
+		tracker.DeletionObserved(o.Key, keys[i])
+		switch {
+		case apierrors.IsNotFound(err):
+			out.Gone = append(out.Gone, p)
+		default:
+			out.DeleteFailed = append(out.DeleteFailed, p)
+			if !panics[i].ok {
+				failures = append(failures, err)
+			}
+		}
+	}
+	m.Hooks.deleted(o.Key, pods, out.Victims, opts.Now)
+	if first.ok {
+		panic(first.value)
+	}
+	switch len(failures) {
+	case 0:
+		return out, nil
+	case 1:
+		return out, failures[0]
+	}
+	return out, errors.Join(failures...)
+}
+
+// errDeletePanicked marks a delete whose PodControl call panicked.
+var errDeletePanicked = errors.New("reconcile: DeletePod panicked")

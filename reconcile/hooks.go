@@ -1,0 +1,98 @@
+package reconcile
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/reconcilekit/reconcilekit/internal/podutil"
+)
+
+// Hooks are optional notifications for metrics, called by
+// [Manager.ManageReplicas] synchronously in the caller's goroutine, after the
+// PodControl calls of the call have returned and before ManageReplicas
+// returns. A nil field is skipped; the zero Hooks calls nothing. Hooks must
+// not call back into the Manager for the same owner. Expectation-side events
+// (satisfied, expired, resolved by evidence, pending age) are reported by the
+// expectations Tracker's own hooks.
+type Hooks struct {
+	// CreateBatch is called once per slow-start batch that ran, in order,
+	// with the batch's size (upstream has no such metric; its log line
+	// reports only the skipped count).
+	CreateBatch func(ownerKey string, size int)
+	// CreationsSkipped is called when creations were lowered in the
+	// expectations: failed creates, and creates never attempted after a
+	// failing batch (together upstream's "skipped", R-9.2 step 5). It is
+	// not called when every expected create happened.
+	CreationsSkipped func(ownerKey string, failed, notAttempted int)
+	// DeletionVictim is called once per chosen victim, in rank order,
+	// including victims refused as not owned.
+	DeletionVictim func(ownerKey string, v Victim)
+}
+
+// Victim describes a pod chosen for deletion, for [Hooks.DeletionVictim].
+type Victim struct {
+	// Pod is the chosen pod (the caller's pointer; do not modify).
+	Pod *corev1.Pod
+	// Age is the time since the pod's creation at the Manager's clock
+	// reading used for the ranking (negative for a creation time in the
+	// future).
+	Age time.Duration
+	// AgeRatio is Age divided by the age of the youngest ready active pod:
+	// upstream's "deletion age ratio" metric, which shows how well the
+	// ranking spares old pods (a ratio near 1 means the newest pods go
+	// first). It is set only when HasAgeRatio is true.
+	AgeRatio float64
+	// HasAgeRatio is true when the victim is ready and the youngest ready
+	// active pod's age is positive. Upstream observes ready victims only and
+	// divides whole milliseconds with integer division, which panics when
+	// the youngest ready pod is less than a millisecond old; here
+	// the division is in float64 and a non-positive denominator simply
+	// yields no ratio.
+	HasAgeRatio bool
+}
+
+func (h *Hooks) created(key string, out Outcome) {
+	if h.CreateBatch != nil {
+		for _, size := range out.Batches {
+			h.CreateBatch(key, size)
+		}
+	}
+	if h.CreationsSkipped != nil && out.CreateFailed+out.Skipped > 0 {
+		h.CreationsSkipped(key, out.CreateFailed, out.Skipped)
+	}
+}
+
+func (h *Hooks) deleted(key string, active, victims []*corev1.Pod, now time.Time) {
+	if h.DeletionVictim == nil {
+		return
+	}
+	for _, v := range victimAges(active, victims, now) {
+		h.DeletionVictim(key, v)
+	}
+}
+
+// victimAges computes each victim's age and its ratio to the age of the
+// youngest ready pod among active (R-7.4, without the division by zero).
+func victimAges(active, victims []*corev1.Pod, now time.Time) []Victim {
+	var youngest time.Time
+	for _, p := range active {
+		if c := p.CreationTimestamp.Time; c.After(youngest) && podutil.IsReady(p) {
+			youngest = c
+		}
+	}
+	var base time.Duration
+	if !youngest.IsZero() {
+		base = now.Sub(youngest)
+	}
+	out := make([]Victim, len(victims))
+	for i, p := range victims {
+		v := Victim{Pod: p, Age: now.Sub(p.CreationTimestamp.Time)}
+		if base > 0 && podutil.IsReady(p) {
+			v.AgeRatio = float64(v.Age) / float64(base)
+			v.HasAgeRatio = true
+		}
+		out[i] = v
+	}
+	return out
+}

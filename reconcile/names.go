@@ -1,0 +1,139 @@
+package reconcile
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// nameAlphabet is the alphabet of the API server's generateName suffixes:
+// consonants and digits that cannot spell words.
+const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+const (
+	nameSuffixLen   = 5
+	maxGeneratedLen = 63 // the API server's limit for generated names
+	nameAttempts    = 8  // tries per name before a duplicate is an error
+)
+
+// randomName returns prefix, cut to leave room for the suffix as the API
+// server does, followed by five random characters of nameAlphabet.
+func randomName(prefix string) string {
+	if limit := maxGeneratedLen - nameSuffixLen; len(prefix) > limit {
+		prefix = prefix[:limit]
+	}
+	var b [nameSuffixLen]byte
+	for i := range b {
+		b[i] = nameAlphabet[rand.IntN(len(nameAlphabet))]
+	}
+	return prefix + string(b[:])
+}
+
+// podNames returns the n names of o's next pods under TrackCreations: first
+// the names of earlier failed creates that may have succeeded unseen
+// (retried, fewer than n, none of them among the active pods), then fresh
+// ones from m.NameGenerator (or randomName). A generator that returns ""
+// or keeps returning duplicates is an error; the retried names are then
+// kept for the next call.
+func (m *Manager) podNames(o *Owner, n int, active []*corev1.Pod) (names []string, retried int, err error) {
+	names = m.takeUncertain(o, n, active)
+	retried = len(names)
+	gen := m.NameGenerator
+	if gen == nil {
+		gen = randomName
+	}
+	prefix := namePrefix(o.Object.GetName())
+	seen := make(map[string]struct{}, n)
+	for _, name := range names {
+		seen[name] = struct{}{}
+	}
+	for len(names) < n {
+		name := ""
+		for attempt := 0; ; attempt++ {
+			if attempt == nameAttempts {
+				m.keepUncertain(o.Key, names[:retried])
+				return nil, 0, fmt.Errorf("reconcile: owner %s: NameGenerator returned %d duplicate names in a row (last %q)", o.Key, nameAttempts, name)
+			}
+			name = gen(prefix)
+			if name == "" {
+				m.keepUncertain(o.Key, names[:retried])
+				return nil, 0, fmt.Errorf("reconcile: owner %s: NameGenerator returned an empty name", o.Key)
+			}
+			if _, dup := seen[name]; !dup {
+				break
+			}
+		}
+		seen[name] = struct{}{}
+		names = append(names, name)
+	}
+	return names, retried, nil
+}
+
+// takeUncertain removes and returns up to n of o's uncertain names whose
+// pods are not among active (those have been observed: nothing to retry).
+func (m *Manager) takeUncertain(o *Owner, n int, active []*corev1.Pod) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pending := m.uncertain[o.Key]
+	if len(pending) == 0 {
+		return nil
+	}
+	seen := make(map[string]struct{}, len(active))
+	for _, p := range active {
+		seen[PodKey(p)] = struct{}{}
+	}
+	ns := o.Object.GetNamespace()
+	var take, keep []string
+	for _, name := range pending {
+		switch {
+		case hasKey(seen, ns+"/"+name):
+			// observed since: it succeeded
+		case len(take) < n:
+			take = append(take, name)
+		default:
+			keep = append(keep, name)
+		}
+	}
+	if len(keep) == 0 {
+		delete(m.uncertain, o.Key)
+	} else {
+		m.uncertain[o.Key] = keep
+	}
+	return take
+}
+
+// keepUncertain remembers names of o's creates that failed in a way that may
+// hide a success, to be retried under the same names. At most the burst of
+// names is kept per owner; older ones are dropped first.
+func (m *Manager) keepUncertain(key string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.uncertain == nil {
+		m.uncertain = make(map[string][]string)
+	}
+	all := append(m.uncertain[key], names...)
+	if over := len(all) - m.burst(); over > 0 {
+		all = all[over:]
+	}
+	m.uncertain[key] = all
+}
+
+// Forget drops what the Manager remembers about the owner key: the names of
+// failed creates it would retry under TrackCreations. Call it when the owner
+// is deleted, next to [Observer.OwnerDeleted]; without it the Manager keeps
+// at most a burst of names per such owner. It does not touch the
+// expectations.
+func (m *Manager) Forget(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.uncertain, key)
+}
+
+func hasKey(set map[string]struct{}, k string) bool {
+	_, ok := set[k]
+	return ok
+}

@@ -1,0 +1,272 @@
+package reconcile_test
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/reconcilekit/reconcilekit/internal/podtest"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// With TrackCreations the Manager names the pods itself (issue 7).
+func TestTrackCreationsNames(t *testing.T) {
+	pods := &recPods{}
+	m := &reconcile.Manager{Pods: pods, TrackCreations: true, NameGenerator: recSeqNames()}
+	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(3)), nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"web-0", "web-1", "web-2"}, out.Names)
+	sent := pods.creates()
+	require.Len(t, sent, 3)
+	var names []string
+	for _, p := range sent {
+		assert.Empty(t, p.GenerateName, "a Name, not a GenerateName")
+		names = append(names, p.Name)
+	}
+	assert.ElementsMatch(t, out.Names, names)
+	recPending(t, m, "default/web", 3, 0)
+	snap, ok := m.Tracker().Snapshot("default/web")
+	require.True(t, ok)
+	assert.True(t, snap.TracksCreations)
+	assert.Equal(t, []string{"default/web-0", "default/web-1", "default/web-2"}, snap.CreationKeys)
+	// Write evidence: the highest resourceVersion of the create responses.
+	assert.Equal(t, "102", snap.WriteRV)
+}
+
+// Without TrackCreations creations are counted, as upstream; created pods'
+// resourceVersions are still recorded as evidence.
+func TestCountedCreationsRecordWrites(t *testing.T) {
+	m := &reconcile.Manager{Pods: &recPods{}}
+	_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(2)), nil, nil)
+	require.NoError(t, err)
+	snap, ok := m.Tracker().Snapshot("default/web")
+	require.True(t, ok)
+	assert.False(t, snap.TracksCreations)
+	assert.Nil(t, snap.CreationKeys)
+	assert.Equal(t, "101", snap.WriteRV)
+}
+
+// The default generator follows the API server's generateName scheme.
+func TestTrackCreationsDefaultGenerator(t *testing.T) {
+	for _, tc := range []struct {
+		name, owner, wantPrefix string
+	}{
+		{"short owner name", "web", "web-"},
+		{"prefix cut to 58 characters", strings.Repeat("a", 70), strings.Repeat("a", 58)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := recRS(50)
+			rs.Name = tc.owner
+			pods := &recPods{}
+			m := &reconcile.Manager{Pods: pods, TrackCreations: true}
+			out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+			require.NoError(t, err)
+			require.Len(t, out.Names, 50)
+			re := regexp.MustCompile("^" + regexp.QuoteMeta(tc.wantPrefix) + "[bcdfghjklmnpqrstvwxz2456789]{5}$")
+			seen := map[string]bool{}
+			for _, n := range out.Names {
+				assert.Regexp(t, re, n)
+				assert.LessOrEqual(t, len(n), 63)
+				assert.False(t, seen[n], "distinct names")
+				seen[n] = true
+			}
+		})
+	}
+}
+
+// A generator that cannot produce distinct names is an error before any
+// call or expectation.
+func TestTrackCreationsBadGenerator(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gen  func(string) string
+		want string
+	}{
+		{"constant", func(p string) string { return p + "x" }, "duplicate names"},
+		{"empty", func(string) string { return "" }, "empty name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pods := &recPods{}
+			m := &reconcile.Manager{Pods: pods, TrackCreations: true, NameGenerator: tc.gen}
+			_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(2)), nil, nil)
+			require.ErrorContains(t, err, tc.want)
+			assert.Empty(t, pods.creates())
+			_, _, ok := m.Tracker().Pending("default/web")
+			assert.False(t, ok)
+		})
+	}
+}
+
+// A failed create, AlreadyExists included, lowers its own key; the
+// never-attempted ones are lowered too.
+func TestTrackCreationsFailedCreateLowersKey(t *testing.T) {
+	pods := &recPods{CreateErr: func(_ context.Context, p *corev1.Pod, _ int) error {
+		if p.Name == "web-1" {
+			return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, p.Name)
+		}
+		return nil
+	}}
+	m := &reconcile.Manager{Pods: pods, TrackCreations: true, NameGenerator: recSeqNames()}
+	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(5)), nil, nil)
+	require.True(t, apierrors.IsAlreadyExists(err))
+	assert.Equal(t, 1, out.CreateFailed)
+	assert.Equal(t, 2, out.Skipped)
+	recPending(t, m, "default/web", 2, 0)
+	snap, ok := m.Tracker().Snapshot("default/web")
+	require.True(t, ok)
+	assert.Equal(t, []string{"default/web-0", "default/web-2"}, snap.CreationKeys, "the failed and skipped keys were lowered")
+}
+
+// recStoredPods returns CreateErr and DeleteErr for a recPods that
+// remembers created names, answers AlreadyExists for a taken name, and
+// "loses" the response (stores the pod, returns a timeout) for the names in
+// lose.
+func recStoredPods(lose ...string) *recPods {
+	var mu sync.Mutex
+	stored := map[string]bool{}
+	return &recPods{CreateErr: func(_ context.Context, p *corev1.Pod, _ int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if stored[p.Name] {
+			return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, p.Name)
+		}
+		stored[p.Name] = true
+		if slices.Contains(lose, p.Name) {
+			return apierrors.NewTimeoutError("request timed out", 1)
+		}
+		return nil
+	}}
+}
+
+func recNamed(rs *appsv1.ReplicaSet, names ...string) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(names))
+	for i, n := range names {
+		out[i] = podtest.New(n, podtest.ControlledBy(rs, "ReplicaSet", "apps/v1"))
+	}
+	return out
+}
+
+// Issue 7 (d): a create whose response was lost is retried under the same
+// name in the owner's next create round, meets AlreadyExists and creates no
+// extra pod; its key stays expected until the add event arrives.
+func TestTrackCreationsRetriesLostCreates(t *testing.T) {
+	rs := recRS(3)
+	pods := recStoredPods("web-1")
+	m := &reconcile.Manager{Pods: pods, TrackCreations: true, NameGenerator: recSeqNames()}
+	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+	require.Error(t, err, "round 1: the lost response looks like a failure")
+	assert.Equal(t, 1, out.CreateFailed)
+	assert.Len(t, out.Created, 2)
+
+	// Round 2: the cache shows web-0 and web-2, not yet web-1: one pod
+	// looks missing.
+	out, err = m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), recNamed(rs, "web-0", "web-2"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"web-1"}, out.Names, "the uncertain name is retried")
+	assert.Equal(t, 1, out.Retried)
+	assert.Equal(t, 1, out.AlreadyExisted)
+	assert.Empty(t, out.Created, "no extra pod")
+	snap, ok := m.Tracker().Snapshot("default/web")
+	require.True(t, ok)
+	assert.Equal(t, []string{"default/web-1"}, snap.CreationKeys, "web-1 still expected: its add event will come")
+	assert.False(t, snap.Satisfied)
+
+	// Round 3: all seen; nothing left to retry.
+	rs.Spec.Replicas = recPtr32(4)
+	out, err = m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), recNamed(rs, "web-0", "web-1", "web-2"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"web-3"}, out.Names)
+	assert.Zero(t, out.Retried)
+}
+
+func TestTrackCreationsRetrySelection(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		active      []string // round 2
+		forget      bool
+		wantNames   []string
+		wantRetried int
+	}{
+		{name: "an uncertain pod seen in the cache is not retried", active: []string{"web-0", "web-1"}, wantNames: []string{"web-3"}},
+		{name: "Forget drops the uncertain names", active: []string{"web-0"}, forget: true, wantNames: []string{"web-3", "web-4"}},
+		{name: "only as many retries as pods are missing", active: []string{"web-0", "web-x", "web-y"}, wantNames: []string{"web-1"}, wantRetried: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := recRS(3)
+			m := &reconcile.Manager{Pods: recStoredPods("web-1"), TrackCreations: true, NameGenerator: recSeqNames()}
+			_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+			require.Error(t, err)
+			if tc.forget {
+				m.Forget("default/web")
+			}
+			rs.Spec.Replicas = recPtr32(int32(len(tc.active) + len(tc.wantNames)))
+			out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), recNamed(rs, tc.active...), nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantNames, out.Names)
+			assert.Equal(t, tc.wantRetried, out.Retried)
+		})
+	}
+}
+
+// AlreadyExists on a fresh name is a clash with someone else's pod: an
+// error, lowered, and the name is not retried.
+func TestTrackCreationsFreshNameClash(t *testing.T) {
+	rs := recRS(1)
+	gen := func() func(string) string {
+		names := []string{"web-taken", "web-free"}
+		return func(string) string { n := names[0]; names = names[1:]; return n }
+	}()
+	pods := recStoredPods()
+	_, _ = pods.CreatePod(context.Background(), podtest.New("web-taken")) // someone else's
+	m := &reconcile.Manager{Pods: pods, TrackCreations: true, NameGenerator: gen}
+	_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+	require.True(t, apierrors.IsAlreadyExists(err))
+	recPending(t, m, "default/web", 0, 0)
+	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"web-free"}, out.Names)
+}
+
+func recPtr32(v int32) *int32 { return &v }
+
+// A retried name that this round did not get to (its batch never ran) stays
+// uncertain for the round after.
+func TestTrackCreationsKeepsUnattemptedRetries(t *testing.T) {
+	rs := recRS(3)
+	lost := map[string]bool{"web-1": true, "web-2": true}
+	var mu sync.Mutex
+	fail := false
+	pods := &recPods{CreateErr: func(_ context.Context, p *corev1.Pod, _ int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail || lost[p.Name] {
+			return errRecQuota
+		}
+		return nil
+	}}
+	m := &reconcile.Manager{Pods: pods, TrackCreations: true, NameGenerator: recSeqNames()}
+	_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+	require.Error(t, err) // web-1 and web-2 failed: both uncertain
+
+	fail = true // round 2: the first retry fails, the second is skipped
+	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), recNamed(rs, "web-0"), nil)
+	require.Error(t, err)
+	assert.Equal(t, []string{"web-1", "web-2"}, out.Names)
+	assert.Equal(t, 1, out.Skipped)
+
+	fail, lost = false, nil // round 3: the API works again
+	out, err = m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), recNamed(rs, "web-0"), nil)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"web-1", "web-2"}, out.Names)
+	assert.Equal(t, 2, out.Retried)
+}
