@@ -108,6 +108,11 @@ type record struct {
 	pendingSeen bool // the round has had pending expectations
 	resolved    bool // Hooks.Resolved has fired for this round
 
+	// nDelKeys is len(delKeys), kept in the record's first cache line so
+	// that the repeat deletion observations of terminating pods
+	// need not touch the set once it is empty.
+	nDelKeys int
+
 	// trackAdds selects tracked creations (ExpectCreationKeys): addKeys holds
 	// the pod keys whose creation is still expected. Otherwise creations are
 	// counted.
@@ -256,6 +261,7 @@ func (t *Tracker) ExpectDeletions(key string, podKeys []string) {
 	s.mu.Lock()
 	r := s.upsert(h, key)
 	r.delKeys = fill(r.delKeys, podKeys)
+	r.nDelKeys = len(r.delKeys)
 	clear(r.addKeys)
 	s.startRound(r, 0, len(r.delKeys), now)
 	s.mu.Unlock()
@@ -282,9 +288,10 @@ func (t *Tracker) CreationObserved(key string) {
 func (t *Tracker) DeletionObserved(key, podKey string) {
 	s, h := t.shardFor(key)
 	s.mu.Lock()
-	if r := s.lookup(h, key); r != nil {
+	if r := s.lookup(h, key); r != nil && r.nDelKeys > 0 {
 		if _, ok := r.delKeys[podKey]; ok {
 			delete(r.delKeys, podKey)
+			r.nDelKeys--
 			r.dels--
 		}
 	}
