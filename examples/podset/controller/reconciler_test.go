@@ -1,0 +1,325 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
+)
+
+const ns = "default"
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+// harness is a Reconciler on controller-runtime's fake client. The fake has
+// no informers, so observe plays the pod watch: it feeds the Reconciler's
+// Observer with the pods that appeared or disappeared since the last call.
+type harness struct {
+	t    *testing.T
+	c    client.WithWatch
+	r    *controller.Reconciler
+	seen map[string]*corev1.Pod
+}
+
+func newHarness(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs) *harness {
+	t.Helper()
+	return newHarnessWith(t, ps, funcs, controller.Options{Clock: fixedClock{t0}})
+}
+
+func newHarnessWith(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs, opts controller.Options) *harness {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	c := fake.NewClientBuilder().
+		WithScheme(scheme).
+		WithObjects(ps).
+		WithStatusSubresource(&v1alpha1.PodSet{}).
+		WithInterceptorFuncs(funcs).
+		Build()
+	r := controller.New(c, opts)
+	return &harness{t: t, c: c, r: r, seen: map[string]*corev1.Pod{}}
+}
+
+func podSet(replicas int32) *v1alpha1.PodSet {
+	labels := map[string]string{"app": "web"}
+	return &v1alpha1.PodSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "ps-uid", Generation: 1},
+		Spec: v1alpha1.PodSetSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+			},
+		},
+	}
+}
+
+func (h *harness) reconcile() (crreconcile.Result, error) {
+	h.t.Helper()
+	return h.r.Reconcile(h.t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}})
+}
+
+func (h *harness) pods() []*corev1.Pod {
+	h.t.Helper()
+	var list corev1.PodList
+	require.NoError(h.t, h.c.List(h.t.Context(), &list, client.InNamespace(ns)))
+	out := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out
+}
+
+// observe delivers add and delete events for the pods that changed.
+func (h *harness) observe() {
+	h.t.Helper()
+	now := map[string]*corev1.Pod{}
+	for _, p := range h.pods() {
+		now[p.Name] = p
+		if _, ok := h.seen[p.Name]; !ok {
+			h.r.Observer().PodAdded(p)
+		}
+	}
+	for name, p := range h.seen {
+		if _, ok := now[name]; !ok {
+			h.r.Observer().PodDeleted(p)
+		}
+	}
+	h.seen = now
+}
+
+// makeReady marks every pod Running and Ready since readySince.
+func (h *harness) makeReady(readySince time.Time) {
+	h.t.Helper()
+	for _, p := range h.pods() {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(readySince)}}
+		require.NoError(h.t, h.c.Status().Update(h.t.Context(), p))
+	}
+}
+
+func (h *harness) podSet() *v1alpha1.PodSet {
+	h.t.Helper()
+	var ps v1alpha1.PodSet
+	require.NoError(h.t, h.c.Get(h.t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, &ps))
+	return &ps
+}
+
+func (h *harness) scale(n int32) {
+	h.t.Helper()
+	ps := h.podSet()
+	ps.Spec.Replicas = &n
+	ps.Generation++
+	require.NoError(h.t, h.c.Update(h.t.Context(), ps))
+}
+
+// Scale up, status counts and observedGeneration, the expectations gate
+// between rounds, then scale down.
+func TestReconcileScalesAndReportsStatus(t *testing.T) {
+	h := newHarness(t, podSet(5), interceptor.Funcs{})
+
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	require.Len(t, h.pods(), 5, "created in slow-start batches (R-9.2)")
+	for _, p := range h.pods() {
+		ref := metav1.GetControllerOf(p)
+		require.NotNil(t, ref)
+		assert.Equal(t, "PodSet", ref.Kind)
+		assert.Equal(t, v1alpha1.GroupVersion.String(), ref.APIVersion)
+	}
+
+	// The creations are not observed yet: a second pass must not create again.
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	assert.Len(t, h.pods(), 5, "unsatisfied expectations block the next round (R-10.3)")
+
+	h.observe()
+	h.makeReady(t0.Add(-time.Minute))
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	st := h.podSet().Status
+	assert.Equal(t, v1alpha1.PodSetStatus{ObservedGeneration: 1, Replicas: 5, ReadyReplicas: 5, AvailableReplicas: 5}, st)
+
+	h.scale(2)
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	assert.Len(t, h.pods(), 2)
+	h.observe()
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	st = h.podSet().Status
+	assert.Equal(t, int64(2), st.ObservedGeneration)
+	assert.Equal(t, int32(2), st.Replicas)
+}
+
+// An injected create failure stops the slow start, lowers the
+// expectations for the failed and skipped creates, and sets the
+// ReplicaFailure condition with reason FailedCreate; the next
+// successful pass removes it.
+func TestCreateFailureSetsReplicaFailure(t *testing.T) {
+	var creates atomic.Int32
+	h := newHarness(t, podSet(7), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok && creates.Add(1) == 3 {
+				return apierrors.NewInternalError(errors.New("injected"))
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+
+	_, err := h.reconcile()
+	require.Error(t, err)
+	assert.Len(t, h.pods(), 2, "batches 1 and 2; the second had one failure, the rest were never attempted")
+	cond := meta.FindStatusCondition(h.podSet().Status.Conditions, v1alpha1.ConditionReplicaFailure)
+	require.NotNil(t, cond)
+	assert.Equal(t, metav1.ConditionTrue, cond.Status)
+	assert.Equal(t, "FailedCreate", cond.Reason)
+	assert.Equal(t, int64(1), cond.ObservedGeneration)
+	assert.True(t, cond.LastTransitionTime.Time.Equal(t0), "the condition time is the Manager's clock")
+
+	h.observe() // the 2 created pods; the 5 others were lowered already
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	assert.Len(t, h.pods(), 7)
+	assert.Nil(t, meta.FindStatusCondition(h.podSet().Status.Conditions, v1alpha1.ConditionReplicaFailure),
+		"removed by the first pass without a manage error (R-8.4)")
+}
+
+// An injected delete failure is lowered by pod key and reported as
+// FailedDelete; other deletes of the same pass still happen.
+func TestDeleteFailureSetsReplicaFailure(t *testing.T) {
+	var failOnce sync.Once
+	h := newHarness(t, podSet(4), interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			failed := false
+			failOnce.Do(func() { failed = true })
+			if failed {
+				return apierrors.NewServiceUnavailable("injected")
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+	})
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	h.observe()
+	h.makeReady(t0.Add(-time.Minute))
+
+	h.scale(1)
+	_, err = h.reconcile()
+	require.Error(t, err)
+	assert.Len(t, h.pods(), 2, "two of the three deletes went through")
+	cond := meta.FindStatusCondition(h.podSet().Status.Conditions, v1alpha1.ConditionReplicaFailure)
+	require.NotNil(t, cond)
+	assert.Equal(t, "FailedDelete", cond.Reason)
+
+	h.observe()
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	assert.Len(t, h.pods(), 1)
+	assert.Empty(t, h.podSet().Status.Conditions)
+}
+
+// Ready but not yet available pods make the reconciler come back exactly
+// when the first of them becomes available.
+func TestRequeuesForAvailability(t *testing.T) {
+	ps := podSet(3)
+	ps.Spec.MinReadySeconds = 10
+	h := newHarness(t, ps, interceptor.Funcs{})
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	h.observe()
+	h.makeReady(t0.Add(-4 * time.Second))
+
+	res, err := h.reconcile()
+	require.NoError(t, err)
+	st := h.podSet().Status
+	assert.Equal(t, int32(3), st.ReadyReplicas)
+	assert.Zero(t, st.AvailableReplicas)
+	assert.Equal(t, 6*time.Second, res.RequeueAfter)
+}
+
+// A PodSet that is gone drops its expectations and is not an error.
+func TestDeletedPodSetForgetsExpectations(t *testing.T) {
+	h := newHarness(t, podSet(3), interceptor.Funcs{})
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	_, _, ok := h.r.Expectations().Pending(ns + "/web")
+	require.True(t, ok)
+
+	require.NoError(t, h.c.Delete(t.Context(), h.podSet()))
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	_, _, ok = h.r.Expectations().Pending(ns + "/web")
+	assert.False(t, ok)
+}
+
+// Pods owned by another controller, or not matching the selector, are
+// neither counted nor deleted.
+func TestIgnoresForeignPods(t *testing.T) {
+	h := newHarness(t, podSet(0), interceptor.Funcs{})
+	foreign := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "foreign", Namespace: ns, Labels: map[string]string{"app": "web"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "PodSet", Name: "other", UID: "other", Controller: ptr(true)}},
+	}}
+	require.NoError(t, h.c.Create(t.Context(), foreign))
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	assert.Len(t, h.pods(), 1)
+	assert.Zero(t, h.podSet().Status.Replicas)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// With tracked creations the Manager names the pods and expects exactly
+// those keys: an add event for any other pod of the PodSet does not satisfy
+// the round.
+func TestTrackedCreations(t *testing.T) {
+	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{Clock: fixedClock{t0}, TrackCreations: true})
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	pods := h.pods()
+	require.Len(t, pods, 3)
+
+	snap, ok := h.r.Expectations().Snapshot(ns + "/web")
+	require.True(t, ok)
+	require.True(t, snap.TracksCreations)
+	var keys []string
+	for _, p := range pods {
+		assert.Regexp(t, "^web-", p.Name)
+		keys = append(keys, ns+"/"+p.Name)
+	}
+	assert.ElementsMatch(t, keys, snap.CreationKeys)
+
+	stranger := pods[0].DeepCopy()
+	stranger.Name = "web-stranger"
+	h.r.Observer().PodAdded(stranger)
+	adds, _, _ := h.r.Expectations().Pending(ns + "/web")
+	assert.Equal(t, 3, adds, "an unexpected pod key does not count")
+
+	h.observe()
+	assert.True(t, h.r.Expectations().Satisfied(ns+"/web"))
+}

@@ -1,0 +1,32 @@
+// Package cluster is an in-process Kubernetes cluster for the ReplicaSet demo
+// and its tests: client-go's fake clientset, made to behave enough like an API
+// server for a controller to be exercised realistically, plus a simulated
+// kubelet.
+//
+// What it adds to [fake.NewSimpleClientset] (through reactors, so the
+// clientset, its informers and watches are the real client-go ones):
+//   - creates: a create without a name gets one from its generateName
+//     (prefix + 5 random characters); every object gets a UID, a creation
+//     timestamp and generation 1, and a pod phase defaults to Pending;
+//   - resourceVersions: every write stamps a monotonically increasing
+//     resourceVersion on the object, equal to the one the tracker uses for
+//     List and Watch, so an informer's LastSyncResourceVersion is meaningful;
+//     an update whose resourceVersion is stale fails with 409 Conflict;
+//   - subresources: an update of "status" changes only the status, a plain
+//     update keeps the stored status, and a ReplicaSet spec change bumps
+//     metadata.generation;
+//   - patches (JSON, merge, strategic merge) with uid/resourceVersion
+//     preconditions;
+//   - graceful pod deletion: deleting a scheduled pod sets its
+//     deletionTimestamp; the [Kubelet] removes it a little later. Deleting an
+//     unscheduled pod (or with a zero grace period) removes it at once. Every
+//     removal is preceded by a MODIFIED event carrying a fresh resourceVersion,
+//     so an informer's resourceVersion never goes backwards;
+//   - fault injection at configurable rates ([Faults]);
+//   - watch flow control: a write waits while any watcher's buffer is nearly
+//     full (the fake watcher panics when its 100-event buffer overflows).
+//
+// What it does not model: admission, validation, defaulting, field
+// selectors, garbage collection of dependents, finalizers, and network
+// latency. Every call is serialized by the fake clientset's own lock.
+package cluster
