@@ -58,6 +58,18 @@ const (
 	// versions (ExpectDeletions starts a round without any), so deletion
 	// rounds normally fall back to the TTL. A cache stuck behind for longer
 	// than the safety limit proceeds, as ExpireAfterTTL would after the TTL.
+	//
+	// Which version to pass: the version of the cache the controller lists
+	// from. With client-go that is the informer store's
+	// (GetIndexer().LastStoreSyncResourceVersion()), which the lister can
+	// already see, not the reflector's LastSyncResourceVersion, which may
+	// run ahead of the store. The store is updated before event handlers
+	// run, so a round may be resolved while its add events still wait in the
+	// handler queue; that is safe for the sync, which reads the store, but
+	// with counted creations those late events would then lower the next
+	// round's counter. Pair EvidenceFirst with tracked creations
+	// ([Tracker.ExpectCreationKeys]), whose late events match no key of the
+	// next round.
 	EvidenceFirst
 )
 
