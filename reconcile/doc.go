@@ -12,7 +12,11 @@
 // handler calls [Observer.OwnerDeleted]; its sync handler calls
 // [Manager.Sync] with the owner and a function that lists the owner's
 // claimed pods, writes the status computed from the [SyncResult] (package
-// status), and requeues as the result says.
+// status), and requeues as the result says. Sync's own error means the sync
+// did not run to the end (an invalid request, a failed pod listing) and is
+// simply returned; a failed manage step is reported only in
+// [SyncResult].ManageErr, which the handler passes to the status
+// computation and then returns, after any status write error.
 //
 // Guarantees:
 //   - Faithful by default: with zero-value fields a Manager follows SPEC

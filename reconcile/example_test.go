@@ -40,7 +40,13 @@ func Example() {
 	}
 	syncHandler := func() {
 		res, err := m.Sync(ctx, reconcile.SyncRequest{Owner: reconcile.ReplicaSetOwner(rs), Pods: api.List})
-		rs.Status = status.Calculate(rs, res.Active, res.Terminating, err, res.Now, status.Options{}) // then UpdateStatus
+		if err != nil { // the sync did not run to the end: return err to retry
+			fmt.Println("sync failed:", err)
+			return
+		}
+		// The status carries the manage error; then UpdateStatus, and
+		// return its error first, then res.ManageErr.
+		rs.Status = status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
 		fmt.Printf("satisfied=%t created=%d batches=%v deleted=%d replicas=%d\n",
 			res.Satisfied, len(res.Outcome.Created), res.Outcome.Batches, len(res.Outcome.Deleted), rs.Status.Replicas)
 	}

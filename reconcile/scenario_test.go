@@ -80,6 +80,7 @@ type scenFigures struct {
 }
 
 type scenRun struct {
+	t       *testing.T
 	setup   scenSetup
 	ctx     context.Context
 	c       *cluster.Cluster
@@ -109,7 +110,7 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	c := cluster.New(cluster.Options{Seed: 1})
 	rs := cluster.NewReplicaSet("default", "web", int32(setup.Replicas), map[string]string{"app": "web"})
 	r := &scenRun{
-		setup: setup, ctx: context.Background(), c: c, rs: rs, key: "default/web", start: c.Clock.Now(),
+		t: t, setup: setup, ctx: context.Background(), c: c, rs: rs, key: "default/web", start: c.Clock.Now(),
 		createdRV: map[string]int64{}, seen: map[string]bool{}, duplicated: map[string]bool{}, wrong: map[int64]bool{},
 		fig: scenFigures{Progress: -1, Resolutions: map[expectations.Resolution]int{}},
 	}
@@ -209,7 +210,12 @@ func (r *scenRun) sync() {
 		r.fig.WrongSatisfied++
 	}
 	before, _ := strconv.ParseInt(r.c.API.ResourceVersion(), 10, 64)
-	res, _ := r.m.Sync(r.ctx, reconcile.SyncRequest{Owner: reconcile.ReplicaSetOwner(r.rs), Pods: r.claimed})
+	// Manage errors (injected faults) are in res.ManageErr and expected here;
+	// Sync's own error would mean the sync did not run at all.
+	res, err := r.m.Sync(r.ctx, reconcile.SyncRequest{Owner: reconcile.ReplicaSetOwner(r.rs), Pods: r.claimed})
+	if err != nil {
+		r.t.Fatalf("sync did not run to the end: %v", err)
+	}
 	r.fig.Syncs++
 	if res.Managed && res.Diff != 0 {
 		// A new round: creations before it are no longer its business.

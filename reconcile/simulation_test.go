@@ -350,8 +350,8 @@ func (s *simState) sync() {
 	if expired {
 		s.expired++
 	}
-	if err != nil && res.ManageErr == nil {
-		t.Fatalf("sync failed outside the manage step: %v", err)
+	if err != nil {
+		t.Fatalf("sync did not run to the end: %v", err)
 	}
 	// never more than the burst per sync.
 	if creates > s.burst || deletes > s.burst {

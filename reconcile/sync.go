@@ -53,8 +53,20 @@ type SyncResult struct {
 	Expectations expectations.Status
 	// Managed reports that ManageReplicas ran: Satisfied and not Deleting
 	// . Outcome and ManageErr are its results.
-	Managed   bool
-	Outcome   Outcome
+	Managed bool
+	Outcome Outcome
+	// ManageErr is the error of the manage step (ManageReplicas), nil when
+	// it succeeded or did not run. It is reported here only: Sync itself
+	// returns a nil error when the manage step failed, because the sync
+	// still ran to the end and the result is complete. The caller must, in
+	// this order:
+	//  1. compute and write the status with it (status.Calculate's manageErr,
+	//     or status.SetReplicaFailure for a custom resource), so that a
+	//     ReplicaFailure condition reports it;
+	//  2. return the status write error, if the write failed;
+	//  3. otherwise return ManageErr, if it is non-nil, so that its
+	//     workqueue retries the owner with backoff;
+	//  4. otherwise honour Requeue.
 	ManageErr error
 	// RelatedErr is the error of SyncRequest.Related, if it was called and
 	// failed; the deletion then used zero ranks.
@@ -96,13 +108,38 @@ type SyncResult struct {
 //  4. The clock is read once for the counts, and the availability
 //     requeue decided.
 //
-// The returned error is the manage error (also in SyncResult.ManageErr),
-// or the error of SyncRequest.Pods, or an error for an invalid request
-// (invalid Owner, nil Pods), in which case nothing was called. A caller
-// then computes the status from the result (status.Calculate and
-// status.NeedsUpdate for a ReplicaSet; Counts and status.SetReplicaFailure
-// for a custom resource), writes it, returns a status write error first,
-// then the manage error, and otherwise honours Requeue.
+// Sync's error is non-nil only when the sync did not run to the end: for an
+// invalid request (invalid Owner, nil Pods), in which case nothing was
+// called, or when SyncRequest.Pods failed, in which case ManageReplicas was
+// not called. The result is then incomplete: the caller must not write a
+// status from it, and returns the error so that its workqueue retries.
+//
+// A failed manage step is not an error of Sync: it is reported only in
+// SyncResult.ManageErr, with a complete result. When Sync returns nil, the
+// caller, in this order:
+//  1. computes the status from the result with SyncResult.ManageErr
+//     (status.Calculate and status.NeedsUpdate for a ReplicaSet; Counts and
+//     status.SetReplicaFailure for a custom resource) and writes it;
+//  2. returns a status write error, if any;
+//  3. otherwise returns SyncResult.ManageErr, if non-nil;
+//  4. otherwise honours Requeue.
+//
+// In code:
+//
+//	res, err := m.Sync(ctx, req)
+//	if err != nil {
+//		return err
+//	}
+//	if err := writeStatus(status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, opts)); err != nil {
+//		return err
+//	}
+//	if res.ManageErr != nil {
+//		return res.ManageErr
+//	}
+//	if res.Requeue { // never set when the manage step failed
+//		queue.AddAfter(key, res.RequeueAfter)
+//	}
+//	return nil
 //
 // Sync is safe for concurrent use under the Manager's rule: one call per
 // owner key at a time.
@@ -142,9 +179,12 @@ func (m *Manager) Sync(ctx context.Context, req SyncRequest) (SyncResult, error)
 		labels = o.Template.Labels
 	}
 	res.Counts = status.Count(res.Active, res.Terminating, labels, req.MinReadySeconds, res.Now)
-	if res.ManageErr == nil {
-		res.RequeueAfter, res.Requeue = status.RequeueAfter(res.Counts.Ready, res.Counts.Available,
-			res.Active, req.MinReadySeconds, res.Now, m.now())
+	if res.ManageErr != nil {
+		// no availability requeue after a failed manage step. The
+		// sync still ran to the end, so the error is not Sync's.
+		return res, nil
 	}
-	return res, res.ManageErr
+	res.RequeueAfter, res.Requeue = status.RequeueAfter(res.Counts.Ready, res.Counts.Available,
+		res.Active, req.MinReadySeconds, res.Now, m.now())
+	return res, nil
 }

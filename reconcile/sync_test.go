@@ -118,7 +118,7 @@ func TestSync(t *testing.T) {
 			pods:         []*corev1.Pod{running("a", podtest.Ready(now.Add(-time.Minute)))},
 			wantSatisfed: true, wantManaged: true,
 			wantActive: []string{"default/a"}, wantCounts: status.Counts{Replicas: 1, FullyLabeled: 1, Ready: 1, Available: 1}},
-		{name: "R-10.8 the manage step failed: no requeue, the error is returned", replicas: 2, minReady: 10,
+		{name: "R-10.8 the manage step failed: no requeue, the error is in ManageErr", replicas: 2, minReady: 10,
 			pods:         []*corev1.Pod{running("a", podtest.Ready(now.Add(-3*time.Second)))},
 			createErr:    errRecQuota,
 			wantSatisfed: true, wantManaged: true, wantCreates: 1, wantErrIs: errRecQuota,
@@ -140,11 +140,13 @@ func TestSync(t *testing.T) {
 				Owner: reconcile.ReplicaSetOwner(rs), Deleting: tc.deleting, MinReadySeconds: tc.minReady,
 				Pods: recList(tc.pods...),
 			})
+			// The manage error is reported in res.ManageErr only; Sync's
+			// error is for a sync that did not run to the end.
+			require.NoError(t, err)
 			if tc.wantErrIs != nil {
-				require.ErrorIs(t, err, tc.wantErrIs)
-				assert.Equal(t, err, res.ManageErr)
+				require.ErrorIs(t, res.ManageErr, tc.wantErrIs)
 			} else {
-				require.NoError(t, err)
+				require.NoError(t, res.ManageErr)
 			}
 			assert.Equal(t, tc.wantSatisfed, res.Satisfied, "Satisfied")
 			assert.Equal(t, tc.wantManaged, res.Managed, "Managed")
@@ -235,6 +237,30 @@ func TestSyncErrors(t *testing.T) {
 	})
 	require.ErrorIs(t, err, errList)
 	assert.False(t, res.Managed)
+	assert.NoError(t, res.ManageErr)
+}
+
+// A failed manage step is not an error of Sync: the sync runs to the end and
+// the failure is reported in ManageErr only, for the status.
+func TestSyncManageErrorIsNotSyncError(t *testing.T) {
+	t0 := podtest.Epoch
+	rs := recRS(2)
+	noTemplate := reconcile.ReplicaSetOwner(rs)
+	noTemplate.Template = nil
+	pods := &recPods{}
+	m := &reconcile.Manager{Pods: pods, Clock: fakeclock.New(t0)}
+	res, err := m.Sync(context.Background(), reconcile.SyncRequest{Owner: noTemplate, Pods: recList()})
+	require.NoError(t, err)
+	assert.True(t, res.Managed)
+	require.ErrorContains(t, res.ManageErr, "reconcile: owner default/web has no pod template")
+	assert.Empty(t, pods.creates())
+	assert.Equal(t, -2, res.Diff)
+	assert.Equal(t, t0, res.Now)
+	assert.False(t, res.Requeue)
+
+	st := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
+	require.Len(t, st.Conditions, 1, "R-8.4: the manage error sets ReplicaFailure")
+	assert.Equal(t, "FailedCreate", st.Conditions[0].Reason)
 }
 
 // The private Tracker runs on the Manager's clock: an unobserved creation

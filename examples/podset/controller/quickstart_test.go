@@ -45,8 +45,8 @@ func (r *quickReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		Deleting: ps.DeletionTimestamp != nil, MinReadySeconds: ps.Spec.MinReadySeconds,
 		Pods: r.ownedPods(&ps), // List(InNamespace, MatchingLabelsSelector), keep those whose controller ref is ps
 	})
-	if err != nil && res.ManageErr == nil {
-		return ctrl.Result{}, err
+	if err != nil {
+		return ctrl.Result{}, err // the sync did not run
 	}
 	ps.Status.Replicas, ps.Status.ReadyReplicas, ps.Status.AvailableReplicas = res.Counts.Replicas, res.Counts.Ready, res.Counts.Available
 	ps.Status.ObservedGeneration = ps.Generation

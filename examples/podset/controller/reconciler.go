@@ -172,8 +172,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 			return r.ownedPods(ctx, &ps, selector)
 		},
 	})
-	if err != nil && res.ManageErr == nil {
-		return crreconcile.Result{}, err
+	if err != nil {
+		return crreconcile.Result{}, err // the sync did not run to the end: nothing to write
 	}
 
 	next := ps.Status.DeepCopy()
@@ -189,13 +189,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req crreconcile.Request) (cr
 			return crreconcile.Result{}, err // the status error first, as upstream
 		}
 	}
-	if res.ManageErr != nil {
-		return crreconcile.Result{}, res.ManageErr
-	}
-	if res.Requeue {
-		return crreconcile.Result{RequeueAfter: res.RequeueAfter}, nil
-	}
-	return crreconcile.Result{}, nil
+	// The manage error after the status error; RequeueAfter is
+	// zero when the manage step failed, so it requeues only after both
+	// succeeded.
+	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, res.ManageErr
 }
 
 // ownedPods lists the pods of ps: those in its namespace whose controller

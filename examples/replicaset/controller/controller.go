@@ -321,8 +321,8 @@ func (c *Controller) sync(ctx context.Context, key string) (err error) {
 		Related: func(context.Context) ([]*corev1.Pod, error) { return c.related(rs) },
 	})
 	rep.Sync = res
-	if err != nil && res.ManageErr == nil {
-		return err // listing or claiming failed: nothing to write
+	if err != nil {
+		return err // the sync did not run to the end (listing or claiming failed): nothing to write
 	}
 	if res.RelatedErr != nil {
 		logger.Error(res.RelatedErr, "Listing related pods failed; deletion ranks were zero")

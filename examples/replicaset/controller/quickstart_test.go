@@ -52,8 +52,8 @@ func quickStart(client kubernetes.Interface, pods cache.SharedIndexInformer, q w
 			Owner: reconcile.ReplicaSetOwner(rs), Deleting: rs.DeletionTimestamp != nil, MinReadySeconds: rs.Spec.MinReadySeconds,
 			Pods: func(context.Context) ([]*corev1.Pod, error) { return claimedPods(rs) },
 		})
-		if err != nil && res.ManageErr == nil {
-			return err
+		if err != nil {
+			return err // the sync did not run
 		}
 		if st := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{}); status.NeedsUpdate(rs, st) {
 			rs = rs.DeepCopy()
@@ -62,8 +62,8 @@ func quickStart(client kubernetes.Interface, pods cache.SharedIndexInformer, q w
 				return err
 			}
 		}
-		if res.ManageErr == nil && res.Requeue {
-			q.AddAfter(key, res.RequeueAfter)
+		if res.Requeue { // never set when the manage step failed
+			q.AddAfter(key, res.RequeueAfter) // the next pod becomes available
 		}
 		return res.ManageErr
 	}
