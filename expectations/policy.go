@@ -134,7 +134,9 @@ func (r Resolution) String() string {
 // Status is what [Tracker.Check] decides for a key, and why. The zero Status
 // is an unsatisfied Waiting one.
 type Status struct {
-	Satisfied  bool
+	// Satisfied is what Satisfied returns: the key may sync.
+	Satisfied bool
+	// Resolution says why the key is or is not satisfied.
 	Resolution Resolution
 
 	// Age is how long the key's current round has been running; zero

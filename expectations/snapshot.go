@@ -12,6 +12,7 @@ import (
 // why. It shares no memory with the Tracker. Get one from [Tracker.Snapshot];
 // a zero Snapshot prints as a key without a record.
 type Snapshot struct {
+	// Key is the controller key the snapshot describes.
 	Key string
 
 	// Status is what Check would have returned at the same instant

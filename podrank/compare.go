@@ -39,8 +39,8 @@ type Options struct {
 // that step. The zero Ranked is a nil pod, which [Compare] orders first.
 // Ranked is a plain value; the pod it points to is only read.
 type Ranked struct {
-	Pod  *corev1.Pod
-	Rank int // e.g. active related pods on the same node
+	Pod  *corev1.Pod // the pod to order; only read
+	Rank int         // e.g. active related pods on the same node
 }
 
 // Compare orders a and b for deletion: it returns a negative number when

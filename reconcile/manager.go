@@ -156,7 +156,8 @@ type Outcome struct {
 	// Names holds the names of the new pods when TrackCreations is on
 	// (Expected of them, in call order), nil otherwise. The first Retried
 	// of them are names of earlier failed creates, tried again.
-	Names   []string
+	Names []string
+	// Retried is how many of Names are retried names (the first ones).
 	Retried int
 	// AlreadyExisted counts retried creates that met AlreadyExists: the
 	// earlier create had succeeded after all. They count as successes (no

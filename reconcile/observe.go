@@ -15,8 +15,8 @@ import (
 // It is what an informer event handler passes to its workqueue: Add(Key)
 // when After is 0, AddAfter(Key, After) otherwise.
 type Request struct {
-	Key   string
-	After time.Duration
+	Key   string        // the owner's key, "namespace/name"
+	After time.Duration // how long to wait before adding Key; 0 means at once
 }
 
 // Owned is what [Observer.Resolve] returns for an owner that exists.

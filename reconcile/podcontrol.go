@@ -29,8 +29,8 @@ type PodControl interface {
 // PodControlFuncs adapts two functions to a [PodControl]. A nil Create or
 // Delete makes the corresponding call fail with an error.
 type PodControlFuncs struct {
-	Create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
-	Delete func(ctx context.Context, pod *corev1.Pod) error
+	Create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) // CreatePod calls it
+	Delete func(ctx context.Context, pod *corev1.Pod) error                // DeletePod calls it
 }
 
 var _ PodControl = PodControlFuncs{}

@@ -54,6 +54,8 @@ type SyncResult struct {
 	// Managed reports that ManageReplicas ran: Satisfied and not Deleting
 	// . Outcome and ManageErr are its results.
 	Managed bool
+	// Outcome is what ManageReplicas did; the zero Outcome when it did
+	// not run.
 	Outcome Outcome
 	// ManageErr is the error of the manage step (ManageReplicas), nil when
 	// it succeeded or did not run. It is reported here only: Sync itself
