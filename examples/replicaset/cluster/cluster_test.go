@@ -212,5 +212,16 @@ func TestInformerSeesOrderedVersions(t *testing.T) {
 type handlerFuncs func(obj any)
 
 func (f handlerFuncs) OnAdd(obj any, _ bool) { f(obj) }
-func (f handlerFuncs) OnUpdate(_, obj any)   { f(obj) }
-func (f handlerFuncs) OnDelete(obj any)      { f(obj) }
+
+// OnUpdate skips notifications whose resourceVersion did not change: a
+// resync or a relist replays cached objects, which are not watch events and
+// may be older than events already seen (the resync no-op).
+func (f handlerFuncs) OnUpdate(old, obj any) {
+	if o, ok := old.(*corev1.Pod); ok {
+		if p, ok := obj.(*corev1.Pod); ok && o.ResourceVersion == p.ResourceVersion {
+			return
+		}
+	}
+	f(obj)
+}
+func (f handlerFuncs) OnDelete(obj any) { f(obj) }
