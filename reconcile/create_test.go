@@ -287,13 +287,20 @@ func TestManageReplicasNothingToDo(t *testing.T) {
 func TestManageReplicasIgnoresNilAndDuplicates(t *testing.T) {
 	rs := recRS(3)
 	owned := recOwned(rs, 2)
-	active := []*corev1.Pod{owned[0], nil, owned[1], owned[0], owned[1].DeepCopy()}
-	pods := &recPods{}
-	m := &reconcile.Manager{Pods: pods}
-	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), active, nil)
-	require.NoError(t, err)
-	assert.Equal(t, -1, out.Diff)
-	assert.Len(t, pods.creates(), 1)
+	for name, active := range map[string][]*corev1.Pod{
+		"nil and repeats":                  {owned[0], nil, owned[1], owned[0], owned[1].DeepCopy()},
+		"a copy with the same key, no nil": {owned[0], owned[1], owned[1].DeepCopy()},
+		"the same pointer twice, no nil":   {owned[0], owned[1], owned[0]},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pods := &recPods{}
+			m := &reconcile.Manager{Pods: pods}
+			out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), active, nil)
+			require.NoError(t, err)
+			assert.Equal(t, -1, out.Diff)
+			assert.Len(t, pods.creates(), 1)
+		})
+	}
 }
 
 type recCtxKey struct{}
