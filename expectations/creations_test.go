@@ -124,11 +124,7 @@ func TestTrackedCreations(t *testing.T) {
 			for _, s := range tc.steps {
 				s(tr, clk)
 			}
-			adds, dels, ok := tr.Pending(rsKey)
-			assert.Equal(t, tc.want.adds, adds, "adds")
-			assert.Equal(t, tc.want.dels, dels, "dels")
-			assert.Equal(t, tc.want.ok, ok, "ok")
-			assert.Equal(t, tc.want.satisfied, tr.Satisfied(rsKey), "Satisfied")
+			assertCounters(t, tr, tc.want.adds, tc.want.dels, tc.want.ok, tc.want.satisfied)
 			snap, _ := tr.Snapshot(rsKey)
 			assert.Equal(t, tc.want.tracks, snap.TracksCreations, "TracksCreations")
 			assert.Equal(t, tc.want.creationKeys, snap.CreationKeys, "CreationKeys")

@@ -32,6 +32,16 @@ type outcome struct {
 	delKeys    []string // pending deletion keys in the Snapshot
 }
 
+// assertCounters checks rsKey's Pending counters and Satisfied.
+func assertCounters(t *testing.T, tr *expectations.Tracker, adds, dels int, ok, satisfied bool) {
+	t.Helper()
+	gotAdds, gotDels, gotOK := tr.Pending(rsKey)
+	assert.Equal(t, adds, gotAdds, "adds")
+	assert.Equal(t, dels, gotDels, "dels")
+	assert.Equal(t, ok, gotOK, "ok")
+	assert.Equal(t, satisfied, tr.Satisfied(rsKey), "Satisfied")
+}
+
 // newTrackerWith returns a Tracker with opts and a fake clock at epoch.
 func newTrackerWith(opts expectations.Options) (*expectations.Tracker, *fakeclock.Clock) {
 	clk := fakeclock.New(epoch)
@@ -304,11 +314,7 @@ func TestTracker(t *testing.T) {
 			for _, s := range tc.steps {
 				s(tr, clk)
 			}
-			adds, dels, ok := tr.Pending(rsKey)
-			assert.Equal(t, tc.want.adds, adds, "adds")
-			assert.Equal(t, tc.want.dels, dels, "dels")
-			assert.Equal(t, tc.want.ok, ok, "ok")
-			assert.Equal(t, tc.want.satisfied, tr.Satisfied(rsKey), "Satisfied")
+			assertCounters(t, tr, tc.want.adds, tc.want.dels, tc.want.ok, tc.want.satisfied)
 
 			snap, found := tr.Snapshot(rsKey)
 			assert.Equal(t, tc.want.ok, found, "Snapshot found")

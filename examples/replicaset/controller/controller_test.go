@@ -149,22 +149,16 @@ func TestAdoptsAndReleases(t *testing.T) {
 	assert.GreaterOrEqual(t, e.released(), 1)
 }
 
-func (e *env) adopted() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	for _, r := range e.reports {
-		n += r.Adopted
-	}
-	return n
-}
+func (e *env) adopted() int  { return e.total(func(r controller.Report) int { return r.Adopted }) }
+func (e *env) released() int { return e.total(func(r controller.Report) int { return r.Released }) }
 
-func (e *env) released() int {
+// total sums one count over every sync report so far.
+func (e *env) total(count func(controller.Report) int) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := 0
 	for _, r := range e.reports {
-		n += r.Released
+		n += count(r)
 	}
 	return n
 }
