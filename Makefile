@@ -5,6 +5,7 @@
 #   make soak   the property and model-based tests with many more rapid checks (long)
 #   make scenarios  the exact-expectations scenario tables (issue 7), printed
 #   make demo   the in-process ReplicaSet controller demo (examples/replicaset)
+#   make compat the supported k8s.io range: root tests at the newest release, both consumer modules
 
 GO            ?= go
 STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -15,11 +16,11 @@ BENCHTIME     ?= 1s
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo
+.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo compat
 
 all: test
 
-test: fmt-check vet staticcheck unit
+test: fmt-check vet staticcheck unit compat
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -53,3 +54,32 @@ scenarios:
 
 demo:
 	cd examples && $(GO) run ./replicaset
+
+# compat tests the supported k8s.io range. The root go.mod is the floor (unit
+# tests it); here the root tests run again at NEWEST_K8S through a go.mod
+# generated under .cache/ (regenerated when go.mod or go.sum changes), and the
+# scratch consumer modules internal/consumers/floor (client-go at the floor)
+# and internal/consumers/newest (client-go at NEWEST_K8S) must be tidy, build
+# and pass their tests; they carry the same program. Test results are cached
+# by go test: pass COMPATFLAGS=-count=1 to force a rerun.
+NEWEST_K8S    ?= v0.37.2
+COMPATFLAGS   ?=
+COMPAT_MOD    := .cache/compat/newest.mod
+CONSUMERS     := internal/consumers/floor internal/consumers/newest
+
+compat: $(COMPAT_MOD)
+	@for f in consumer.go consumer_test.go; do \
+		cmp -s internal/consumers/floor/$$f internal/consumers/newest/$$f || \
+		{ echo "compat: internal/consumers/{floor,newest}/$$f differ"; exit 1; }; done
+	@for m in $(CONSUMERS); do echo "go mod tidy -diff, build, vet, test -race ($$m)"; \
+		(cd $$m && $(GO) mod tidy -diff && $(GO) build ./... && $(GO) vet ./... && \
+		$(GO) test -race $(COMPATFLAGS) ./...) || exit 1; done
+	@echo "go test -race at k8s.io $(NEWEST_K8S) (root module, $(COMPAT_MOD))"
+	@$(GO) test -race $(COMPATFLAGS) -modfile=$(COMPAT_MOD) ./...
+
+$(COMPAT_MOD): go.mod go.sum
+	@mkdir -p $(@D)
+	cp go.mod $@
+	cp go.sum $(@:.mod=.sum)
+	$(GO) get -modfile=$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S)
+	$(GO) mod tidy -modfile=$@
