@@ -60,4 +60,3 @@ func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, relat
 	}
 	return m.deletePods(ctx, &owner, pods, related, min(diff, m.burst()), out)
 }
-

@@ -127,4 +127,3 @@ func (m *Manager) burst() int {
 	}
 	return m.BurstReplicas
 }
-

@@ -62,4 +62,3 @@ type Outcome struct {
 	// was lowered in the expectations through its pod key.
 	DeleteFailed []*corev1.Pod
 }
-

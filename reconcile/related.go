@@ -62,7 +62,6 @@ func (c *Controller[T]) related(ctx context.Context, obj T, o *Owner) ([]*corev1
 	return out, nil
 }
 
-
 // controllerOf returns obj's controller ownerRef, or nil.
 func controllerOf(obj metav1.Object) *metav1.OwnerReference {
 	return metav1.GetControllerOfNoCopy(obj)

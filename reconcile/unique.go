@@ -76,4 +76,3 @@ func mayRepeat(active []*corev1.Pod) bool {
 	}
 	return false
 }
-
