@@ -149,10 +149,10 @@ func ReplicaSets() Config[*appsv1.ReplicaSet] {
 
 // validate names the first required field that is missing.
 func (c *Config[T]) validate() error {
-	var missing string
+	var missing, hint string
 	switch {
 	case c.Kind.Kind == "" || c.Kind.Version == "":
-		missing = "Kind (group, version and kind of the owners; use ReplicaSets() for apps/v1 ReplicaSets)"
+		missing, hint = "Kind", " (the owners' group, version and kind; there is no default: use ReplicaSets() for apps/v1 ReplicaSets)"
 	case c.Describe == nil:
 		missing = "Describe"
 	case isNilValue(c.Owners):
@@ -168,5 +168,5 @@ func (c *Config[T]) validate() error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("reconcile: NewController: Config.%s is required", missing)
+	return fmt.Errorf("reconcile: NewController: Config.%s is required%s", missing, hint)
 }
