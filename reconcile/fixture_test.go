@@ -304,3 +304,25 @@ func newRecController(t testing.TB, owners *recOwners, pods []*corev1.Pod, tune 
 	r.Controller = c
 	return r
 }
+
+// oneOwner is the Owners of a single ReplicaSet, which the test may change
+// in place between calls: the cache and the live read both return it.
+type oneOwner struct{ rs *appsv1.ReplicaSet }
+
+func (o oneOwner) Get(namespace, name string) (*appsv1.ReplicaSet, error) {
+	if namespace != o.rs.Namespace || name != o.rs.Name {
+		return nil, apierrors.NewNotFound(rsResource, name)
+	}
+	return o.rs, nil
+}
+
+func (o oneOwner) List(namespace string) ([]*appsv1.ReplicaSet, error) {
+	if namespace != o.rs.Namespace {
+		return nil, nil
+	}
+	return []*appsv1.ReplicaSet{o.rs}, nil
+}
+
+func (o oneOwner) GetLive(_ context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
+	return o.Get(namespace, name)
+}

@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -220,7 +219,7 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	}
 	seq := 0
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = simOwners{s}
+	cfg.Owners = oneOwner{s.rs}
 	cfg.Pods = informerPods(c)
 	cfg.Control = c.Client
 	cfg.Patcher = &recPatcher{api: c.API}
@@ -299,28 +298,6 @@ func (s *simState) live() int {
 		}
 	}
 	return n
-}
-
-// simOwners is the Owners of the one ReplicaSet: the cache and the live
-// read both return it (there is no ReplicaSet API in the simulation).
-type simOwners struct{ s *simState }
-
-func (o simOwners) Get(namespace, name string) (*appsv1.ReplicaSet, error) {
-	if namespace != o.s.rs.Namespace || name != o.s.rs.Name {
-		return nil, apierrors.NewNotFound(rsResource, name)
-	}
-	return o.s.rs, nil
-}
-
-func (o simOwners) List(namespace string) ([]*appsv1.ReplicaSet, error) {
-	if namespace != o.s.rs.Namespace {
-		return nil, nil
-	}
-	return []*appsv1.ReplicaSet{o.s.rs}, nil
-}
-
-func (o simOwners) GetLive(_ context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
-	return o.Get(namespace, name)
 }
 
 // writeStatus checks the status computed from a sync's result.
