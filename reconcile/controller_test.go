@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,9 +87,12 @@ func TestNewControllerCopiesConfig(t *testing.T) {
 func TestTrapCreateIgnoresGenerateName(t *testing.T) {
 	// ignoring stores by Name only, like the fake clientset's tracker.
 	ignoring := func() reconcile.PodControl {
+		var mu sync.Mutex
 		stored := map[string]bool{}
 		return reconcile.PodControlFuncs{
 			Create: func(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+				mu.Lock()
+				defer mu.Unlock()
 				if stored[pod.Name] {
 					return nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, pod.Name)
 				}
