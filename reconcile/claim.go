@@ -30,7 +30,6 @@ type claimer[T Object] struct {
 	c        *Controller[T]
 	owner    T
 	key      string
-	kind     string
 	selector labels.Selector
 
 	checked  bool
