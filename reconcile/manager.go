@@ -13,8 +13,8 @@ import (
 // deletes, when Manager.BurstReplicas is not set.
 const DefaultBurstReplicas = 500
 
-// Clock tells the Manager the time. Clocks from k8s.io/utils/clock satisfy
-// it, as does [time.Now] wrapped in a type.
+// Clock tells a [Controller] or a [Manager] the time. Clocks from
+// k8s.io/utils/clock satisfy it, as does [time.Now] wrapped in a type.
 type Clock interface{ Now() time.Time }
 
 // Manager creates and deletes an owner's pods so that the number of active
