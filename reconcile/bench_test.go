@@ -17,8 +17,8 @@ import (
 
 // recNopPods is an in-memory PodControl that accepts every call and stores
 // nothing, so a benchmark measures the Manager, not a fake API. It names a
-// pod sent with a GenerateName, as an API server does (a created pod
-// without a name is an error).
+// pod sent with a GenerateName, as an API server does (a Controller reports
+// a created pod without a name as an error).
 type recNopPods struct{}
 
 func (recNopPods) CreatePod(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) {

@@ -52,6 +52,7 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 			TrackCreations: cfg.TrackCreations,
 			NameGenerator:  cfg.NameGenerator,
 			Hooks:          cfg.Hooks,
+			requireNames:   true,
 		},
 		known: make(map[string]struct{}),
 	}, nil

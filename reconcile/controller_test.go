@@ -121,6 +121,18 @@ func TestTrapCreateIgnoresGenerateName(t *testing.T) {
 	assert.Len(t, res.Outcome.Created, 5)
 }
 
+// The primitive Manager keeps upstream's behaviour (DESIGN fixed entry
+// point): it does not look at the pod CreatePod returns, so a PodControl
+// that returns the pod it was given counts as a success.
+func TestManagerAcceptsUnnamedCreatedPods(t *testing.T) {
+	m := &reconcile.Manager{Pods: reconcile.PodControlFuncs{
+		Create: func(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) { return pod, nil },
+	}}
+	out, err := m.ManageReplicas(t.Context(), reconcile.ReplicaSetOwner(recRS(3)), nil, nil)
+	require.NoError(t, err)
+	assert.Len(t, out.Created, 3)
+}
+
 // Issue 13 trap: a Manager's Clock set after the first Tracker() call was
 // silently ignored by the private Tracker. It now reads the Clock at each
 // call: a round expires after the TTL on the clock set later.

@@ -154,7 +154,7 @@ func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retri
 	pod := o.newPod(name)
 	created, err := m.Pods.CreatePod(ctx, pod)
 	switch {
-	case err == nil && created != nil && created.Name == "" && name == "":
+	case err == nil && m.requireNames && created != nil && created.Name == "" && name == "":
 		// The API in front of the PodControl ignored GenerateName: every
 		// later create would meet AlreadyExists on the empty name.
 		r.err = fmt.Errorf("reconcile: owner %s: CreatePod returned a pod without a name: "+

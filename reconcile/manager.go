@@ -92,6 +92,11 @@ type Manager struct {
 
 	mu        sync.Mutex
 	uncertain map[string][]string // owner key → names of failed tracked creates to retry
+
+	// requireNames makes a created pod returned without a name a failed
+	// create (set by NewController; a bare Manager keeps upstream's
+	// behaviour, which does not look at the returned pod).
+	requireNames bool
 }
 
 // Tracker returns the expectations Tracker the Manager uses:
