@@ -99,6 +99,17 @@ type SyncResult struct {
 // Sync returns one error; errors.Is(err, ErrTerminal) says that retrying
 // cannot help. Two Syncs of the same key must not run at once (a
 // workqueue's guarantee); Syncs of different keys and events may.
+//
+// Deliberate differences from upstream: an invalid selector and a malformed
+// key are reported as [ErrTerminal] errors (upstream logs the first and
+// returns nil, and retries the second forever); a failed live re-read
+// before adoption is reported once, not once per orphan; a nil or empty
+// selector claims nothing (upstream's claim would take every pod with an
+// empty one, which API validation forbids for ReplicaSets); the clock is the
+// Config's, never the wall clock. Like upstream, the claimed active pods
+// include adopted orphans as they were listed (SyncResult.Adopted holds the
+// patched objects), and the status is computed from the pods listed before
+// the manage step.
 func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error) {
 	if !c.usable() {
 		return SyncResult{}, errors.New("reconcile: Sync on a Controller not built by NewController")
