@@ -326,3 +326,9 @@ func (o oneOwner) List(namespace string) ([]*appsv1.ReplicaSet, error) {
 func (o oneOwner) GetLive(_ context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
 	return o.Get(namespace, name)
 }
+
+// recOwnerMeta returns the metadata of owner name in "default", UID
+// "uid-<name>".
+func recOwnerMeta(name string) *metav1.ObjectMeta {
+	return &metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)}
+}
