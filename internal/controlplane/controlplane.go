@@ -61,7 +61,7 @@ type Options struct {
 	// DisableControllerManager leaves kube-controller-manager out (no garbage
 	// collector, namespace finalization or service-account controller). Start
 	// then creates the "default" ServiceAccount in "default" itself so pods can
-	// be created there.
+	// be created there (also when Controllers leaves serviceaccount-controller out).
 	DisableControllerManager bool
 	// DisableScheduler leaves kube-scheduler out: pods stay unscheduled.
 	DisableScheduler bool

@@ -102,24 +102,45 @@ func (cp *ControlPlane) healthURL(name string) (string, *http.Client) {
 	}
 }
 
-// ComponentHealthz GETs path (e.g. "/healthz/replicaset-controller") from
-// kube-controller-manager's or kube-scheduler's secure port and returns the
-// HTTP status code.
-func (cp *ControlPlane) ComponentHealthz(ctx context.Context, name, path string) (int, error) {
+// HealthChecks returns the named checks of kube-controller-manager's or
+// kube-scheduler's /healthz?verbose (for kube-controller-manager, one per
+// running controller, e.g. "garbage-collector-controller"), each with whether
+// it passed. The request carries the admin token. kube-controller-manager
+// registers its controllers' checks all at once, after /healthz first
+// answers: wait until a controller you expect is listed before concluding
+// that another one is absent.
+func (cp *ControlPlane) HealthChecks(ctx context.Context, name string) (map[string]bool, error) {
 	if name != KubeControllerManager && name != KubeScheduler {
-		return 0, fmt.Errorf("controlplane: ComponentHealthz: %s has no such endpoint", name)
+		return nil, fmt.Errorf("controlplane: HealthChecks: %s is not kube-controller-manager or kube-scheduler", name)
 	}
 	base, client := cp.healthURL(name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/healthz")+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"?verbose", nil)
 	if err != nil {
-		return 0, fmt.Errorf("controlplane: %w", err)
+		return nil, fmt.Errorf("controlplane: %w", err)
 	}
+	req.Header.Set("Authorization", "Bearer "+cp.tokens["admin"])
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("controlplane: %w", err)
+		return nil, fmt.Errorf("controlplane: %w", err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %s healthz: %w", name, err)
+	}
+	checks := map[string]bool{}
+	for _, line := range strings.Split(string(body), "\n") {
+		ok := strings.HasPrefix(line, "[+]")
+		if !ok && !strings.HasPrefix(line, "[-]") {
+			continue
+		}
+		check, _, _ := strings.Cut(line[3:], " ")
+		checks[check] = ok
+	}
+	if len(checks) == 0 && resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("controlplane: %s healthz: %d %s", name, resp.StatusCode, tail(body, 5))
+	}
+	return checks, nil
 }
 
 // NodeName returns the name of the i-th kwok node.
@@ -182,13 +203,31 @@ func nodeResources() corev1.ResourceList {
 	}
 }
 
+// controllerEnabled applies kube-controller-manager's --controllers rules:
+// "name" enables, "-name" disables, "*" enables the controllers that are on
+// by default (serviceaccount-controller is one).
+func controllerEnabled(controllers []string, name string) bool {
+	star := false
+	for _, c := range controllers {
+		switch c {
+		case name:
+			return true
+		case "-" + name:
+			return false
+		case "*":
+			star = true
+		}
+	}
+	return star
+}
+
 // ensureDefaultServiceAccount waits for kube-controller-manager's
 // service-account controller to create default/default (the ServiceAccount
-// admission plugin rejects pods until it exists) or, without
-// kube-controller-manager, creates it.
+// admission plugin rejects pods until it exists) or, when that controller
+// does not run, creates it.
 func (cp *ControlPlane) ensureDefaultServiceAccount(ctx context.Context, client kubernetes.Interface) error {
 	sa := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault)
-	if cp.opts.DisableControllerManager {
+	if cp.opts.DisableControllerManager || !controllerEnabled(cp.opts.Controllers, "serviceaccount-controller") {
 		_, err := sa.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("controlplane: creating default/default ServiceAccount: %w", err)
