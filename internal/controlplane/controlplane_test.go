@@ -35,22 +35,36 @@ import (
 const EnvTestArgs = "RECONCILEKIT_CONTROLPLANE_TEST_ARGS"
 
 // live holds the running control planes, so that SIGINT or SIGTERM stops them
-// before the test binary exits (t.Cleanup does not run then).
-var live = struct {
-	sync.Mutex
-	cps map[*controlplane.ControlPlane]bool
-}{cps: map[*controlplane.ControlPlane]bool{}}
+// before the test binary exits (t.Cleanup does not run then); starting counts
+// the Start calls in flight, which interrupted cancels.
+var (
+	live = struct {
+		sync.Mutex
+		cps map[*controlplane.ControlPlane]bool
+	}{cps: map[*controlplane.ControlPlane]bool{}}
+	starting              sync.WaitGroup
+	interrupted, stopTest = context.WithCancel(context.Background())
+)
+
+func stopLive() int {
+	live.Lock()
+	defer live.Unlock()
+	for cp := range live.cps {
+		_ = cp.Stop()
+	}
+	return len(live.cps)
+}
 
 func TestMain(m *testing.M) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
-		live.Lock()
-		for cp := range live.cps {
-			_ = cp.Stop()
-		}
-		fmt.Fprintf(os.Stderr, "controlplane tests: %v: stopped %d control plane(s)\n", s, len(live.cps))
+		stopTest()      // a Start in flight fails and stops what it started
+		n := stopLive() // running control planes
+		starting.Wait()
+		n += stopLive() // any that finished starting meanwhile
+		fmt.Fprintf(os.Stderr, "controlplane tests: %v: stopped %d running control plane(s); starts in flight stopped their own\n", s, n)
 		os.Exit(1)
 	}()
 	os.Exit(m.Run())
@@ -64,7 +78,7 @@ func testContext(t *testing.T) context.Context {
 	if !ok {
 		d = time.Now().Add(10 * time.Minute)
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), d.Add(-time.Minute))
+	ctx, cancel := context.WithDeadline(interrupted, d.Add(-time.Minute))
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -118,15 +132,19 @@ func start(t *testing.T, opts controlplane.Options) *controlplane.ControlPlane {
 	}
 	lw := &logWriter{t: t}
 	opts.Log = lw
+	starting.Add(1)
 	cp, err := controlplane.Start(testContext(t), opts)
+	if err == nil {
+		live.Lock()
+		live.cps[cp] = true
+		live.Unlock()
+	}
+	starting.Done()
 	skipIfUnavailable(t, err)
 	if err != nil {
 		assertLeftNothing(t, startedPIDs(lw.String()), nil, removedDir(lw.String()))
 	}
 	require.NoError(t, err)
-	live.Lock()
-	live.cps[cp] = true
-	live.Unlock()
 	t.Cleanup(func() {
 		require.NoError(t, cp.Stop())
 		live.Lock()
@@ -329,10 +347,12 @@ func TestStartWithUpstreamReplicaSetController(t *testing.T) {
 // stopping what had been started.
 func TestStartFailureReportsLogTail(t *testing.T) {
 	lw := &logWriter{t: t}
+	starting.Add(1)
 	cp, err := controlplane.Start(testContext(t), controlplane.Options{
 		Log:       lw,
 		ExtraArgs: map[string][]string{controlplane.KubeAPIServer: {"--no-such-flag"}},
 	})
+	starting.Done()
 	skipIfUnavailable(t, err)
 	require.Error(t, err)
 	assert.Nil(t, cp)
