@@ -71,6 +71,9 @@ type Options struct {
 	// FeatureGates are passed as --feature-gates to kube-apiserver,
 	// kube-controller-manager and kube-scheduler.
 	FeatureGates map[string]bool
+	// AuditWrites makes kube-apiserver write an audit log of every write to
+	// pods and ReplicaSets, which [ControlPlane.Writes] counts by user.
+	AuditWrites bool
 	// ExtraArgs are appended, per component name, after the launcher's own
 	// flags (for single-valued flags the last one wins).
 	ExtraArgs map[string][]string
@@ -184,7 +187,7 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 	}
 	cp.pki = p
 	cp.tokens = map[string]string{}
-	for _, user := range []string{"admin", KubeControllerManager, KubeScheduler, Kwok} {
+	for _, user := range []string{AdminUser, KubeControllerManager, KubeScheduler, Kwok} {
 		tok, err := randomToken()
 		if err != nil {
 			return fmt.Errorf("controlplane: token: %w", err)
@@ -193,6 +196,12 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 	}
 	if err := writeTokenFile(filepath.Join(cp.dir, "tokens.csv"), cp.tokens); err != nil {
 		return fmt.Errorf("controlplane: %w", err)
+	}
+	if cp.opts.AuditWrites {
+		policy, _ := cp.auditPaths()
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+			return fmt.Errorf("controlplane: %w", err)
+		}
 	}
 	for _, name := range []string{"etcd-client", "etcd-peer", KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok} {
 		port, err := freePort()
@@ -203,7 +212,7 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 	}
 	cp.config = &rest.Config{
 		Host:            fmt.Sprintf("https://127.0.0.1:%d", cp.ports[KubeAPIServer]),
-		BearerToken:     cp.tokens["admin"],
+		BearerToken:     cp.tokens[AdminUser],
 		TLSClientConfig: rest.TLSClientConfig{CAData: cp.pki.caCert},
 	}
 	for user := range cp.tokens {
@@ -212,7 +221,7 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 			return err
 		}
 	}
-	cp.kubeconfig = cp.kubeconfigFor("admin")
+	cp.kubeconfig = cp.kubeconfigFor(AdminUser)
 
 	// etcd, then kube-apiserver; the others only need the API server and start together.
 	if err := cp.launch(ctx, Etcd); err != nil {
@@ -303,6 +312,10 @@ func (cp *ControlPlane) args(name string) []string {
 			// The "kubernetes" Service's endpoints would be 127.0.0.1, which
 			// Endpoints validation rejects: do not reconcile them.
 			"--endpoint-reconciler-type=none",
+		}
+		if cp.opts.AuditWrites {
+			policy, log := cp.auditPaths()
+			a = append(a, "--audit-policy-file="+policy, "--audit-log-path="+log)
 		}
 	case KubeControllerManager:
 		kc := cp.kubeconfigFor(KubeControllerManager)

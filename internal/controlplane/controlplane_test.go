@@ -232,7 +232,7 @@ func podReady(p *corev1.Pod) bool {
 // upstream's ReplicaSet controller is off, the garbage collector is on.
 func TestStartDefault(t *testing.T) {
 	const nodes = 2
-	cp := start(t, controlplane.Options{Nodes: nodes})
+	cp := start(t, controlplane.Options{Nodes: nodes, AuditWrites: true})
 	ctx := testContext(t)
 	client, err := kubernetes.NewForConfig(cp.RESTConfig())
 	require.NoError(t, err)
@@ -290,6 +290,15 @@ func TestStartDefault(t *testing.T) {
 	counts, err := cp.RequestCounts(ctx)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, counts.Sum("POST", "pods", "", "201"), 2.0, "pod creates in apiserver_request_total")
+
+	// The audit log tells the clients apart.
+	writes, err := cp.Writes()
+	require.NoError(t, err)
+	assert.Equal(t, 2, writes.Sum(controlplane.AdminUser, "create", "pods", "", 201), "our pod creates")
+	assert.GreaterOrEqual(t, writes.Sum(controlplane.KubeScheduler, "create", "pods", "binding", 201), 2, "bindings")
+	assert.GreaterOrEqual(t, writes.Sum(controlplane.Kwok, "patch", "pods", "status", 200), 2, "kwok's pod stages")
+	assert.GreaterOrEqual(t, writes.Sum(controlplane.KubeControllerManager, "delete", "pods", "", 200), 1, "the garbage collector")
+	assert.Zero(t, writes.Sum(controlplane.KubeControllerManager, "create", "pods", "", 0), "kube-controller-manager created pods")
 
 	// Stop now (t.Cleanup's Stop is then a no-op) and check what is left.
 	require.NoError(t, cp.Stop())

@@ -30,7 +30,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context, name string) error {
 			return false, err.Error()
 		}
 		if name == KubeAPIServer {
-			req.Header.Set("Authorization", "Bearer "+cp.tokens["admin"])
+			req.Header.Set("Authorization", "Bearer "+cp.tokens[AdminUser])
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -118,7 +118,7 @@ func (cp *ControlPlane) HealthChecks(ctx context.Context, name string) (map[stri
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+cp.tokens["admin"])
+	req.Header.Set("Authorization", "Bearer "+cp.tokens[AdminUser])
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)

@@ -92,6 +92,7 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	opts.Binaries = &bins
+	opts.AuditWrites = true
 	var cp *controlplane.ControlPlane
 	if err := timed("start control plane", func() error {
 		cp, err = controlplane.Start(ctx, opts)
@@ -112,6 +113,10 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	writesBefore, err := cp.Writes()
+	if err != nil {
+		return err
+	}
 	var phases []demoPhase
 	var demoErr error
 	var demoTook time.Duration
@@ -122,6 +127,10 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 		return demoErr
 	})
 	after, err := cp.RequestCounts(ctx)
+	if err != nil {
+		return err
+	}
+	writesAfter, err := cp.Writes()
 	if err != nil {
 		return err
 	}
@@ -156,6 +165,8 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "kube-apiserver writes during the demo (apiserver_request_total, by status code):\n")
 	writeCounts(out, "  ", after.Since(before))
+	fmt.Fprintf(out, "the same writes by client (kube-apiserver's audit log; %s is the demo):\n", controlplane.AdminUser)
+	writesByUser(out, "  ", writesAfter.Since(writesBefore))
 	fmt.Fprintf(out, "during the cleanup: %s\n", cleanup)
 	writeCounts(out, "  ", afterCleanup.Since(after))
 	return errors.Join(demoErr, cleanupErr, stopErr)

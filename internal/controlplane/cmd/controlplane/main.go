@@ -202,3 +202,60 @@ func writeCounts(w io.Writer, indent string, c controlplane.RequestCounts) {
 	fmt.Fprintf(w, "%spod patches           %s\n", indent, counts(c, "PATCH", "pods", ""))
 	fmt.Fprintf(w, "%sreplicaset status PUT %s\n", indent, counts(c, "PUT", "replicasets", "status"))
 }
+
+// writesByUser prints, per client, the writes the demo cares about.
+func writesByUser(w io.Writer, indent string, c controlplane.WriteCounts) {
+	users := map[string]bool{}
+	for k := range c {
+		users[k.User] = true
+	}
+	names := make([]string, 0, len(users))
+	for u := range users {
+		names = append(names, u)
+	}
+	sort.Strings(names)
+	for _, u := range names {
+		var parts []string
+		for _, k := range []struct{ label, verb, resource, sub string }{
+			{"pod creates", "create", "pods", ""},
+			{"pod deletes", "delete", "pods", ""},
+			{"pod patches", "patch", "pods", ""},
+			{"pod status patches", "patch", "pods", "status"},
+			{"bindings", "create", "pods", "binding"},
+			{"replicaset status updates", "update", "replicasets", "status"},
+		} {
+			if s := byCode(c, u, k.verb, k.resource, k.sub); s != "" {
+				parts = append(parts, k.label+" "+s)
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "%s%-24s %s\n", indent, u, strings.Join(parts, ", "))
+		}
+	}
+}
+
+// byCode formats the writes of one user and kind with their status codes,
+// "1005 (201×1000 409×5)", or "" when there are none.
+func byCode(c controlplane.WriteCounts, user, verb, resource, sub string) string {
+	codes := map[int]int{}
+	total := 0
+	for k, v := range c {
+		if k.User == user && k.Verb == verb && k.Resource == resource && k.Subresource == sub {
+			codes[k.Code] += v
+			total += v
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	keys := make([]int, 0, len(codes))
+	for code := range codes {
+		keys = append(keys, code)
+	}
+	sort.Ints(keys)
+	parts := make([]string, len(keys))
+	for i, code := range keys {
+		parts[i] = fmt.Sprintf("%d×%d", code, codes[code])
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, " "))
+}
