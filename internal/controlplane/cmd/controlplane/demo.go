@@ -126,6 +126,9 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 		demoTook = time.Since(t0)
 		return demoErr
 	})
+	if ctx.Err() != nil {
+		return fmt.Errorf("controlplane: demo: interrupted (%w); stopping the control plane", errors.Join(ctx.Err(), demoErr))
+	}
 	after, err := cp.RequestCounts(ctx)
 	if err != nil {
 		return err
@@ -236,7 +239,7 @@ func cleanUp(ctx context.Context, client kubernetes.Interface, ns string, timeou
 		return left == 0, nil
 	})
 	if err == nil {
-		return fmt.Sprintf("%d ReplicaSet(s) deleted, %d pod(s) removed by the garbage collector in %.1fs", len(rss.Items), initial, time.Since(t0).Seconds()), nil
+		return fmt.Sprintf("the demo left %d ReplicaSet(s) and %d pod(s); ReplicaSets deleted (background propagation), no pod left after %.1fs", len(rss.Items), initial, time.Since(t0).Seconds()), nil
 	}
 	if ctx.Err() != nil {
 		return "", ctx.Err()
