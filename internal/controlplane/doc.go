@@ -13,6 +13,9 @@
 //     tokens and a data directory per instance, creates kwok nodes and returns
 //     when pods can be scheduled; [ControlPlane.RESTConfig] and
 //     [ControlPlane.KubeconfigPath] give access.
+//   - [ControlPlane.RequestCounts] reads kube-apiserver's apiserver_request_total;
+//     with [Options.AuditWrites], [ControlPlane.Writes] counts the writes to
+//     pods and ReplicaSets by client from its audit log.
 //   - [ControlPlane.Stop] stops every process it started, by pid, and removes
 //     the data. Children also die with the launcher (Pdeathsig), and a later
 //     Start removes data left by a launcher that was killed.

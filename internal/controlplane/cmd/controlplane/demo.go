@@ -30,6 +30,11 @@ type demoPhase struct {
 	counts controlplane.RequestCounts
 }
 
+// demoTimeout replaces the demo's own default (50s, ample in process): on a
+// busy 2-core machine a real 0 → 1000 can take longer. A -timeout after "--"
+// overrides it.
+const demoTimeout = "3m"
+
 // runDemo builds the control plane and the examples' replicaset demo, starts
 // the control plane, runs the demo against it, prints per-phase times and
 // write counts, deletes the demo's ReplicaSets and waits for the garbage
@@ -122,7 +127,7 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	var demoTook time.Duration
 	_ = timed("run the demo", func() error {
 		t0 := time.Now()
-		demoErr = runDemoProcess(ctx, cp, demoBin, append([]string{"-kubeconfig", cp.KubeconfigPath(), "-namespace", *namespace}, demoArgs...), out, &phases)
+		demoErr = runDemoProcess(ctx, cp, demoBin, append([]string{"-kubeconfig", cp.KubeconfigPath(), "-namespace", *namespace, "-timeout", demoTimeout}, demoArgs...), out, &phases)
 		demoTook = time.Since(t0)
 		return demoErr
 	})
