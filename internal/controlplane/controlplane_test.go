@@ -404,3 +404,31 @@ func TestBuildReusesCachedBinaries(t *testing.T) {
 		assert.Equal(t, mtimes[i], fi.ModTime(), p)
 	}
 }
+
+// StopComponent and StartComponent restart kube-apiserver on the same port
+// with the same data; the other components reconnect and a new pod becomes
+// Running and Ready.
+func TestRestartKubeAPIServer(t *testing.T) {
+	cp := start(t, controlplane.Options{Nodes: 1})
+	ctx := testContext(t)
+	client, err := kubernetes.NewForConfig(cp.RESTConfig())
+	require.NoError(t, err)
+	pods := client.CoreV1().Pods(metav1.NamespaceDefault)
+	_, err = pods.Create(ctx, testPod("before"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	require.NoError(t, cp.StopComponent(controlplane.KubeAPIServer))
+	_, err = pods.Get(ctx, "before", metav1.GetOptions{})
+	require.Error(t, err, "kube-apiserver is stopped")
+	require.NoError(t, cp.StartComponent(ctx, controlplane.KubeAPIServer))
+
+	_, err = pods.Get(ctx, "before", metav1.GetOptions{})
+	require.NoError(t, err, "the pod survived in etcd")
+	_, err = pods.Create(ctx, testPod("after"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitFor(t, ctx, "pod after Running and Ready", func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, "after", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning && podReady(p), nil
+	})
+	assert.Len(t, cp.PIDs(), 6, "five components and kube-apiserver's second run")
+}
