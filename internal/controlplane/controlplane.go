@@ -454,21 +454,39 @@ func (cp *ControlPlane) PIDs() []int {
 
 // StopComponent stops one component (SIGTERM, then SIGKILL after the stop
 // timeout) and keeps its data, so that [ControlPlane.StartComponent] can
-// restart it with the same flags and ports; for example kube-apiserver in the
-// middle of a scale-up.
+// restart it with the same flags and ports. kube-apiserver with connected
+// clients keeps running after SIGTERM until its open watches end (up to a
+// minute), so this takes the whole stop timeout; [ControlPlane.KillComponent]
+// does not wait.
 func (cp *ControlPlane) StopComponent(name string) error {
+	return cp.halt(name, false)
+}
+
+// KillComponent kills one component with SIGKILL, as a crash would, and keeps
+// its data, so that [ControlPlane.StartComponent] can restart it; for example
+// kube-apiserver in the middle of a scale-up.
+func (cp *ControlPlane) KillComponent(name string) error {
+	return cp.halt(name, true)
+}
+
+func (cp *ControlPlane) halt(name string, kill bool) error {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	p := cp.find(name)
 	if p == nil {
 		return fmt.Errorf("controlplane: %s was not started", name)
 	}
-	p.stop(cp.opts.StopTimeout)
-	fmt.Fprintf(cp.logw, "controlplane: stopped %s\n", name)
+	if kill {
+		p.kill()
+		fmt.Fprintf(cp.logw, "controlplane: killed %s\n", name)
+	} else {
+		p.stop(cp.opts.StopTimeout)
+		fmt.Fprintf(cp.logw, "controlplane: stopped %s\n", name)
+	}
 	return nil
 }
 
-// StartComponent starts a component stopped by StopComponent again and waits
+// StartComponent starts a component stopped by StopComponent or KillComponent again and waits
 // until it is ready.
 func (cp *ControlPlane) StartComponent(ctx context.Context, name string) error {
 	if cp.proc(name) == nil {

@@ -405,7 +405,7 @@ func TestBuildReusesCachedBinaries(t *testing.T) {
 	}
 }
 
-// StopComponent and StartComponent restart kube-apiserver on the same port
+// KillComponent and StartComponent restart kube-apiserver on the same port
 // with the same data; the other components reconnect and a new pod becomes
 // Running and Ready.
 func TestRestartKubeAPIServer(t *testing.T) {
@@ -417,9 +417,9 @@ func TestRestartKubeAPIServer(t *testing.T) {
 	_, err = pods.Create(ctx, testPod("before"), metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	require.NoError(t, cp.StopComponent(controlplane.KubeAPIServer))
+	require.NoError(t, cp.KillComponent(controlplane.KubeAPIServer))
 	_, err = pods.Get(ctx, "before", metav1.GetOptions{})
-	require.Error(t, err, "kube-apiserver is stopped")
+	require.Error(t, err, "kube-apiserver is down")
 	require.NoError(t, cp.StartComponent(ctx, controlplane.KubeAPIServer))
 
 	_, err = pods.Get(ctx, "before", metav1.GetOptions{})

@@ -96,6 +96,16 @@ func (p *process) stop(grace time.Duration) {
 	<-p.done
 }
 
+// kill sends SIGKILL and waits for the process to be reaped; a no-op for a
+// process that is not running.
+func (p *process) kill() {
+	if !p.running() {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
 // logTail returns the last lines of the process's log.
 func (p *process) logTail(lines int) string {
 	f, err := os.Open(p.logPath)
