@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
@@ -213,15 +214,63 @@ type handlerFuncs func(obj any)
 
 func (f handlerFuncs) OnAdd(obj any, _ bool) { f(obj) }
 
-// OnUpdate skips notifications whose resourceVersion did not change: a
-// resync or a relist replays cached objects, which are not watch events and
-// may be older than events already seen (the resync no-op).
-func (f handlerFuncs) OnUpdate(old, obj any) {
-	if o, ok := old.(*corev1.Pod); ok {
-		if p, ok := obj.(*corev1.Pod); ok && o.ResourceVersion == p.ResourceVersion {
-			return
-		}
+func (f handlerFuncs) OnUpdate(_, obj any) { f(obj) }
+func (f handlerFuncs) OnDelete(obj any)    { f(obj) }
+
+// A watch started from a list's resourceVersion replays every write made
+// after that list in version order — modifications and removals included —
+// as an API server's watch cache does. The reflector lists, then watches from
+// the list's version; writes that land in between must neither be lost nor
+// be reordered.
+func TestWatchFromVersionReplaysInOrder(t *testing.T) {
+	defer cluster.SetHistorySize(64)()
+	c := cluster.New(1, cluster.Faults{})
+	pods := c.Clientset.CoreV1().Pods(ns)
+	before, err := pods.Create(t.Context(), pod("before", ""), metav1.CreateOptions{})
+	require.NoError(t, err)
+	list, err := pods.List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := pods.Create(t.Context(), pod("p-"+strconv.Itoa(i), ""), metav1.CreateOptions{})
+		require.NoError(t, err)
 	}
-	f(obj)
+	require.NoError(t, pods.Delete(t.Context(), before.Name, metav1.DeleteOptions{}))
+
+	w, err := pods.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	require.NoError(t, err)
+	defer w.Stop()
+	var got []string
+	last, err := strconv.ParseInt(list.ResourceVersion, 10, 64)
+	require.NoError(t, err)
+	for range 22 { // 20 creates, then the removal's MODIFIED and DELETED
+		var ev watch.Event
+		select {
+		case ev = <-w.ResultChan():
+		case <-time.After(10 * time.Second): // a hang guard, not a timing assertion
+			t.Fatalf("only %d events replayed: %v", len(got), got)
+		}
+		p := ev.Object.(*corev1.Pod)
+		assert.GreaterOrEqual(t, rv(t, p), last, "versions never go backwards")
+		last = rv(t, p)
+		got = append(got, string(ev.Type)+" "+p.Name)
+	}
+	want := []string{}
+	for i := range 20 {
+		want = append(want, "ADDED p-"+strconv.Itoa(i))
+	}
+	want = append(want, "MODIFIED before", "DELETED before")
+	assert.Equal(t, want, got)
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("unexpected event %v", ev)
+	default:
+	}
+
+	w.Stop()
+	for i := range 64 { // push the list's version out of the retained history
+		_, err := pods.Create(t.Context(), pod("q-"+strconv.Itoa(i), ""), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = pods.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	assert.True(t, apierrors.IsResourceExpired(err), "a version older than the history is expired (410), so a reflector relists: %v", err)
 }
-func (f handlerFuncs) OnDelete(obj any) { f(obj) }
