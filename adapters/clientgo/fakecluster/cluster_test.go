@@ -1,4 +1,4 @@
-package cluster_test
+package fakecluster_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 )
 
 const ns = "default"
@@ -37,7 +37,7 @@ func rv(t *testing.T, obj metav1.Object) int64 {
 }
 
 func TestCreateAssignsNameUIDAndIncreasingVersions(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	pods := c.Clientset.CoreV1().Pods(ns)
 	in := pod("", "web-")
 	a, err := pods.Create(t.Context(), in, metav1.CreateOptions{})
@@ -65,7 +65,7 @@ func TestCreateAssignsNameUIDAndIncreasingVersions(t *testing.T) {
 }
 
 func TestUpdateConflictsAndSubresources(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	rsc := c.Clientset.AppsV1().ReplicaSets(ns)
 	one := int32(1)
 	rs, err := rsc.Create(t.Context(), &appsv1.ReplicaSet{
@@ -104,7 +104,7 @@ func TestUpdateConflictsAndSubresources(t *testing.T) {
 }
 
 func TestGracefulPodDeletion(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	pods := c.Clientset.CoreV1().Pods(ns)
 	scheduled := pod("scheduled", "")
 	scheduled.Spec.NodeName = "node-1"
@@ -133,7 +133,7 @@ func TestGracefulPodDeletion(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{CreatePod: 0.5})
+	c := fakecluster.New(1, fakecluster.Faults{CreatePod: 0.5})
 	failed := 0
 	for range 40 {
 		if _, err := c.Clientset.CoreV1().Pods(ns).Create(t.Context(), pod("", "p-"), metav1.CreateOptions{}); err != nil {
@@ -146,7 +146,7 @@ func TestFaults(t *testing.T) {
 	assert.Equal(t, failed, c.Stats().FaultsInjected)
 	assert.Equal(t, 40-failed, c.Stats().PodsCreated, "a failed create stores nothing")
 
-	c.SetFaults(cluster.Faults{CreatePodLost: 1})
+	c.SetFaults(fakecluster.Faults{CreatePodLost: 1})
 	_, err := c.Clientset.CoreV1().Pods(ns).Create(t.Context(), pod("lost", ""), metav1.CreateOptions{})
 	require.True(t, apierrors.IsServerTimeout(err))
 	_, err = c.Clientset.CoreV1().Pods(ns).Get(t.Context(), "lost", metav1.GetOptions{})
@@ -158,7 +158,7 @@ func TestFaults(t *testing.T) {
 // version never goes backwards — even with more writes than the fake
 // watcher's 100-event buffer, which would panic without flow control.
 func TestInformerSeesOrderedVersions(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	factory := informers.NewSharedInformerFactory(c.Clientset, 0)
@@ -223,8 +223,8 @@ func (f handlerFuncs) OnDelete(obj any)    { f(obj) }
 // the list's version; writes that land in between must neither be lost nor
 // be reordered.
 func TestWatchFromVersionReplaysInOrder(t *testing.T) {
-	defer cluster.SetHistorySize(64)()
-	c := cluster.New(1, cluster.Faults{})
+	defer fakecluster.SetHistorySize(64)()
+	c := fakecluster.New(1, fakecluster.Faults{})
 	pods := c.Clientset.CoreV1().Pods(ns)
 	before, err := pods.Create(t.Context(), pod("before", ""), metav1.CreateOptions{})
 	require.NoError(t, err)

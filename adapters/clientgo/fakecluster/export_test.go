@@ -1,4 +1,4 @@
-package cluster
+package fakecluster
 
 // SetHistorySize sets how many writes per resource a watch can be replayed
 // from and returns a function that restores the previous size.
