@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -80,7 +80,7 @@ func (c PodControl) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
 	err := c.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, opts)
-	return c.deleted(pod, PreconditionAsNotFound(pod, err))
+	return c.deleted(pod, podops.PreconditionAsNotFound(pod, err))
 }
 
 func (c PodControl) deleted(pod *corev1.Pod, err error) error {
@@ -93,19 +93,6 @@ func (c PodControl) deleted(pod *corev1.Pod, err error) error {
 	}
 	c.event(pod, corev1.EventTypeNormal, SuccessfulDelete, "Deleted pod: %v", pod.Name)
 	return nil
-}
-
-// PreconditionAsNotFound turns the 409 Conflict of a delete of pod with a
-// UID precondition into a NotFound error naming pod (see
-// [PodControl.DeletePod]); any other error, and nil, is returned unchanged.
-// Both adapters use it, so their delete semantics are the same.
-func PreconditionAsNotFound(pod *corev1.Pod, err error) error {
-	if err == nil || !apierrors.IsConflict(err) {
-		return err
-	}
-	nf := apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
-	nf.ErrStatus.Message = fmt.Sprintf("pod %s/%s with UID %s is gone (another object holds its name): %v", pod.Namespace, pod.Name, pod.UID, err)
-	return nf
 }
 
 // PatchPod applies the strategic-merge patch data to pod (adoption and
