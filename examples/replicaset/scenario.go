@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -347,8 +348,13 @@ func (d *driver) describe() string {
 			terminating++
 		}
 	}
-	return fmt.Sprintf("generation %d, status %+v; pods: %d active, %d terminating, %d orphans",
-		rs.Generation, rs.Status, active, terminating, orphans)
+	st := rs.Status
+	term := "nil"
+	if st.TerminatingReplicas != nil {
+		term = strconv.Itoa(int(*st.TerminatingReplicas))
+	}
+	return fmt.Sprintf("generation %d, status: observedGeneration %d, replicas %d, ready %d, available %d, terminating %s, %d condition(s); pods: %d active, %d terminating, %d orphans",
+		rs.Generation, st.ObservedGeneration, st.Replicas, st.ReadyReplicas, st.AvailableReplicas, term, len(st.Conditions), active, terminating, orphans)
 }
 
 // eventCounter counts the controller's events by reason.
