@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
