@@ -4,23 +4,21 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // NewConfig returns a [reconcile.Config] for owners of type T with the
-// client-side fields filled from mgr: Kind (from mgr's scheme), Owners
-// ([NewOwners] over mgr.GetClient() and mgr.GetAPIReader()), Pods
-// (mgr.GetClient()) and Control and Patcher ([PodControl] with recorder,
-// which may be nil). The caller sets Describe and WriteStatus (and any
-// tuning) before [reconcile.NewController].
-func NewConfig[T reconcile.Object](mgr ctrl.Manager, recorder events.EventRecorder) (reconcile.Config[T], error) {
-	if mgr == nil {
-		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: nil manager")
-	}
-	owners, err := NewOwners[T](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme())
+// client-side fields filled: Kind (from scheme), Owners ([NewOwners] over c
+// and live), Pods (over c) and Control and Patcher ([PodControl] over c,
+// with recorder, which may be nil). In a manager pass mgr.GetClient(),
+// mgr.GetAPIReader() and mgr.GetScheme(). The caller sets Describe and
+// WriteStatus (and any tuning) before [reconcile.NewController].
+func NewConfig[T reconcile.Object](c client.Client, live client.Reader, scheme *runtime.Scheme, recorder events.EventRecorder) (reconcile.Config[T], error) {
+	owners, err := NewOwners[T](c, live, scheme)
 	if err != nil {
 		return reconcile.Config[T]{}, err
 	}
@@ -28,15 +26,15 @@ func NewConfig[T reconcile.Object](mgr ctrl.Manager, recorder events.EventRecord
 	if err != nil {
 		return reconcile.Config[T]{}, err
 	}
-	gvks, _, err := mgr.GetScheme().ObjectKinds(obj)
+	gvks, _, err := scheme.ObjectKinds(obj)
 	if err != nil {
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: %w", err)
 	}
-	pc := PodControl{Client: mgr.GetClient(), Recorder: recorder}
+	pc := PodControl{Client: c, Recorder: recorder}
 	return reconcile.Config[T]{
 		Kind:    gvks[0],
 		Owners:  owners,
-		Pods:    Pods{Reader: mgr.GetClient()},
+		Pods:    Pods{Reader: c},
 		Control: pc,
 		Patcher: pc,
 	}, nil

@@ -173,3 +173,18 @@ func TestHandlers(t *testing.T) {
 	item, _ = q2.Get()
 	assert.Equal(t, crreconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster-scoped"}}, item)
 }
+
+func TestNewConfig(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, scheme(t), nil)
+	require.NoError(t, err)
+	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cfg.Kind)
+	assert.NotNil(t, cfg.Owners)
+	assert.NotNil(t, cfg.Pods)
+	assert.NotNil(t, cfg.Control)
+	assert.NotNil(t, cfg.Patcher)
+	_, err = reconcile.NewController(cfg)
+	assert.ErrorContains(t, err, "Describe", "the caller's part is still missing")
+	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, runtime.NewScheme(), nil)
+	assert.Error(t, err)
+}

@@ -6,7 +6,7 @@
 // adapter ([Reconciler]) and a builder helper ([Register]). [NewConfig] fills
 // every client-side field of a [reconcile.Config]:
 //
-//	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr, recorder)
+//	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), recorder)
 //	cfg.Describe = describe       // owner facts of a PodSet
 //	cfg.WriteStatus = writeStatus // the PodSet status write
 //	c, err := reconcile.NewController(cfg)

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 )
@@ -39,7 +40,7 @@ func (c fixedClock) Now() time.Time { return c.t }
 type harness struct {
 	t    *testing.T
 	c    client.WithWatch
-	r    *controller.Reconciler
+	r    *controller.Controller
 	seen map[string]*corev1.Pod
 }
 
@@ -59,7 +60,8 @@ func newHarnessWith(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs, 
 		WithStatusSubresource(&v1alpha1.PodSet{}).
 		WithInterceptorFuncs(funcs).
 		Build()
-	r := controller.New(c, opts)
+	r, err := controller.New(c, c, scheme, opts)
+	require.NoError(t, err)
 	return &harness{t: t, c: c, r: r, seen: map[string]*corev1.Pod{}}
 }
 
@@ -80,7 +82,7 @@ func podSet(replicas int32) *v1alpha1.PodSet {
 
 func (h *harness) reconcile() (crreconcile.Result, error) {
 	h.t.Helper()
-	return h.r.Reconcile(h.t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}})
+	return ctrlruntime.Reconciler[*v1alpha1.PodSet]{Controller: h.r}.Reconcile(h.t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}})
 }
 
 func (h *harness) pods() []*corev1.Pod {
@@ -101,12 +103,12 @@ func (h *harness) observe() {
 	for _, p := range h.pods() {
 		now[p.Name] = p
 		if _, ok := h.seen[p.Name]; !ok {
-			h.r.Observer().PodAdded(p)
+			h.r.PodAdded(p)
 		}
 	}
 	for name, p := range h.seen {
 		if _, ok := now[name]; !ok {
-			h.r.Observer().PodDeleted(p)
+			h.r.PodDeleted(p)
 		}
 	}
 	h.seen = now
@@ -316,7 +318,7 @@ func TestTrackedCreations(t *testing.T) {
 
 	stranger := pods[0].DeepCopy()
 	stranger.Name = "web-stranger"
-	h.r.Observer().PodAdded(stranger)
+	h.r.PodAdded(stranger)
 	adds, _, _ := h.r.Expectations().Pending(ns + "/web")
 	assert.Equal(t, 3, adds, "an unexpected pod key does not count")
 
