@@ -113,10 +113,10 @@ func (e *env) pods(t *testing.T) []corev1.Pod {
 func TestControllerConvergesByEventsAndForgetsDeletedOwners(t *testing.T) {
 	e := start(t, true)
 	rsc := e.cluster.Clientset.AppsV1().ReplicaSets(ns)
-	rs, err := rsc.Create(t.Context(), replicaSet("web", 3), metav1.CreateOptions{})
+	_, err := rsc.Create(t.Context(), replicaSet("web", 3), metav1.CreateOptions{})
 	require.NoError(t, err)
 	eventually(t, func() bool { return len(e.pods(t)) == 3 }, "3 pods")
-	rs, err = rsc.Get(t.Context(), "web", metav1.GetOptions{})
+	rs, err := rsc.Get(t.Context(), "web", metav1.GetOptions{})
 	require.NoError(t, err)
 	five := int32(5)
 	rs.Spec.Replicas = &five

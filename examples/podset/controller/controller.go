@@ -41,6 +41,8 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	return c, ctrlruntime.Register(mgr, "podset", c)
 }
 
+// --- 8< --- controller-runtime quick start
+
 // New builds the Controller: c reads (the cache, in a manager) and writes,
 // live re-reads a PodSet before adopting.
 func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Options) (*Controller, error) {
@@ -70,3 +72,5 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	}
 	return reconcile.NewController(cfg)
 }
+
+// --- >8 ---

@@ -5,9 +5,12 @@ package controller_test
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,4 +78,26 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 	}
 	t.Fatalf("timed out waiting for: %s", what)
+}
+
+// The README's quick starts are the code above and the PodSet controller,
+// verbatim: what the README shows is what these tests run.
+func TestREADMEQuickStartsAreTheTestedCode(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	for _, src := range []struct{ file, name string }{
+		{"quickstart_test.go", "client-go quick start"},
+		{"../../podset/controller/controller.go", "controller-runtime quick start"},
+	} {
+		b, err := os.ReadFile(src.file)
+		require.NoError(t, err)
+		s := string(b)
+		start := strings.Index(s, "// --- 8< --- "+src.name)
+		require.GreaterOrEqual(t, start, 0, src.name)
+		start += strings.Index(s[start:], "\n") + 1
+		end := strings.Index(s[start:], "// --- >8 ---")
+		require.GreaterOrEqual(t, end, 0, src.name)
+		code := strings.Trim(s[start:start+end], "\n")
+		assert.Contains(t, string(readme), "```go\n"+code+"\n```", "README %s differs from %s", src.name, src.file)
+	}
 }
