@@ -248,3 +248,20 @@ func TestUnwrap(t *testing.T) {
 func TestRegisterRejectsMissingPieces(t *testing.T) {
 	assert.Error(t, clientgo.Register[*appsv1.ReplicaSet](nil, nil, nil, nil))
 }
+
+// The trap of client-go's plain fake clientset: it ignores generateName, so
+// in counted mode only one pod could ever exist. The Controller reports it
+// (naming the fix) instead of meeting AlreadyExists forever; the fake
+// cluster, which generates names, is the fix.
+func TestPlainFakeClientsetIsReported(t *testing.T) {
+	rs := replicaSet("web", 2)
+	rs.UID = "rs-uid"
+	cs := fake.NewClientset(rs)
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	require.NoError(t, factory.Apps().V1().ReplicaSets().Informer().GetIndexer().Add(rs))
+	ctrl, err := reconcile.NewController(clientgo.ReplicaSets(cs, factory, nil))
+	require.NoError(t, err)
+	_, err = ctrl.Sync(t.Context(), ns+"/web")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GenerateName")
+}
