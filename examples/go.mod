@@ -2,10 +2,14 @@ module github.com/reconcilekit/reconcilekit/examples
 
 go 1.26.0
 
-replace github.com/reconcilekit/reconcilekit => ../
+replace (
+	github.com/reconcilekit/reconcilekit => ../
+	github.com/reconcilekit/reconcilekit/adapters => ../adapters
+)
 
 require (
 	github.com/reconcilekit/reconcilekit v0.0.0-00010101000000-000000000000
+	github.com/reconcilekit/reconcilekit/adapters v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
@@ -53,7 +57,6 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
-	github.com/reconcilekit/reconcilekit/adapters v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -76,5 +79,3 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
-
-replace github.com/reconcilekit/reconcilekit/adapters => ../adapters
