@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -324,4 +325,29 @@ func TestTrackedCreations(t *testing.T) {
 
 	h.observe()
 	assert.True(t, h.r.Expectations().Satisfied(ns+"/web"))
+}
+
+// An orphan matching the selector is adopted (R-12.2: a patch adding the
+// controller ref), and counts; an owned pod whose labels stop matching is
+// released (the ref is removed) and replaced.
+func TestAdoptsAndReleases(t *testing.T) {
+	h := newHarness(t, podSet(1), interceptor.Funcs{})
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{"app": "web"}}}
+	require.NoError(t, h.c.Create(t.Context(), orphan))
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	require.Len(t, h.pods(), 1, "the orphan counts: nothing created")
+	got := h.pods()[0]
+	require.NotNil(t, metav1.GetControllerOf(got))
+	assert.Equal(t, types.UID("ps-uid"), metav1.GetControllerOf(got).UID)
+	assert.Equal(t, int32(1), h.podSet().Status.Replicas)
+
+	got.Labels = map[string]string{"app": "other"}
+	require.NoError(t, h.c.Update(t.Context(), got))
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	var released corev1.Pod
+	require.NoError(t, h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "orphan"}, &released))
+	assert.Nil(t, metav1.GetControllerOf(&released), "released")
+	assert.Len(t, h.pods(), 2, "and replaced")
 }
