@@ -351,3 +351,36 @@ func TestAdoptsAndReleases(t *testing.T) {
 	assert.Nil(t, metav1.GetControllerOf(&released), "released")
 	assert.Len(t, h.pods(), 2, "and replaced")
 }
+
+// Deletion ranks count the pods of related PodSets (those with the same
+// controller) on the same node: of two otherwise equal pods, the one
+// sharing its node with a sibling's pods goes first.
+func TestDeletionRanksWithRelatedPods(t *testing.T) {
+	deploy := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "deploy-uid", Controller: ptr(true)}
+	ps := podSet(2)
+	ps.OwnerReferences = []metav1.OwnerReference{deploy}
+	h := newHarness(t, ps, interceptor.Funcs{})
+	sib := podSet(2)
+	sib.Name, sib.UID, sib.OwnerReferences = "sib", "sib-uid", []metav1.OwnerReference{deploy}
+	sib.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sib"}}
+	require.NoError(t, h.c.Create(t.Context(), sib))
+	mk := func(name, node string, owner *v1alpha1.PodSet, app string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": app},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "demo.reconcilekit.dev/v1alpha1", Kind: "PodSet", Name: owner.Name, UID: owner.UID, Controller: ptr(true)}}},
+			Spec: corev1.PodSpec{NodeName: node}}
+		require.NoError(t, h.c.Create(t.Context(), p))
+	}
+	mk("crowded", "node-1", ps, "web")
+	mk("alone", "node-2", ps, "web")
+	mk("sib-1", "node-1", sib, "sib")
+	mk("sib-2", "node-1", sib, "sib")
+	h.makeReady(t0.Add(-time.Hour))
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	h.scale(1)
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	var gone corev1.Pod
+	assert.True(t, apierrors.IsNotFound(h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "crowded"}, &gone)), "the pod sharing its node with related pods is deleted")
+	require.NoError(t, h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "alone"}, &gone))
+}
