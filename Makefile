@@ -5,6 +5,7 @@
 #   make soak   the property and model-based tests with many more rapid checks (long)
 #   make scenarios  the exact-expectations scenario tables (issue 7), printed
 #   make demo   the in-process ReplicaSet controller demo (examples/replicaset)
+#   make lines  code lines of the two example controllers, against their goals (issue 13)
 #   make compat the supported k8s.io range: root tests at the newest release, both consumer modules
 #   make controlplane  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (cached)
 #   make e2e-test      the control-plane tests against those real binaries (part of make test)
@@ -12,7 +13,7 @@
 
 GO            ?= go
 STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-MODULES       := . $(wildcard examples) internal/controlplane
+MODULES       := . $(wildcard adapters) $(wildcard examples) internal/controlplane
 # Modules whose tests start real control planes: run by e2e-test, not unit.
 E2E_MODULES   := internal/controlplane
 E2E_TIMEOUT   ?= 20m
@@ -23,7 +24,7 @@ BENCHTIME     ?= 1s
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo compat controlplane e2e-test demo-cluster
+.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster
 
 all: test
 
@@ -62,6 +63,11 @@ scenarios:
 demo:
 	cd examples && $(GO) run ./replicaset
 
+# Non-blank, non-comment lines of each example's controller package, without
+# tests and generated code (API types and main live in other packages).
+lines:
+	$(GO) run ./internal/cmd/lines examples/replicaset/controller=150 examples/podset/controller=60
+
 # compat tests the supported k8s.io range. The root go.mod is the floor (unit
 # tests it); here the root tests run again at NEWEST_K8S through a go.mod
 # generated under .cache/ (regenerated when go.mod or go.sum changes), and the
@@ -90,6 +96,7 @@ $(COMPAT_MOD): go.mod go.sum
 	cp go.sum $(@:.mod=.sum)
 	$(GO) get -modfile=$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S)
 	$(GO) mod tidy -modfile=$@
+
 # Builds the five binaries once into .cache/controlplane/bin (a no-op when cached);
 # without network and a cold module cache it fails, and e2e-test then skips outside CI.
 controlplane:
