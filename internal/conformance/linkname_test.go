@@ -46,3 +46,8 @@ func upstreamSlowStartBatch(count int, initialBatchSize int, fn func() error) (i
 //
 //go:linkname upstreamManageReplicas k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).manageReplicas
 func upstreamManageReplicas(rsc *replicaset.ReplicaSetController, ctx context.Context, activePods []*corev1.Pod, rs *appsv1.ReplicaSet) error
+
+// k8s.io/kubernetes/pkg/controller.maxContainerRestarts
+//
+//go:linkname upstreamMaxContainerRestarts k8s.io/kubernetes/pkg/controller.maxContainerRestarts
+func upstreamMaxContainerRestarts(pod *corev1.Pod) (regularRestarts, sidecarRestarts int)

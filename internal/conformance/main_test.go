@@ -53,10 +53,12 @@ func noteDocumented(name string) {
 // disagreement when it fails.
 func differential(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
+	t.Cleanup(func() { // also after rapid's t.Fatal
+		if t.Failed() {
+			disagreements.Add(1)
+		}
+	})
 	f(t)
-	if t.Failed() {
-		disagreements.Add(1)
-	}
 }
 
 func TestMain(m *testing.M) {
