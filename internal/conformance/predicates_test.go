@@ -4,10 +4,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	podutilv1 "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/kubernetes/pkg/controller"
 	"pgregory.net/rapid"
@@ -52,7 +52,7 @@ func TestPredicatesMatchUpstream(t *testing.T) {
 				}
 			}
 			addCases(2)
-			if got, want := podrank.FilterActive(pods), controller.FilterActivePods(klog.Background(), pods); !sameSlice(got, want) {
+			if got, want := podrank.FilterActive(pods), controller.FilterActivePods(logr.Discard(), pods); !sameSlice(got, want) {
 				t.Fatalf("FilterActive = %v, upstream FilterActivePods = %v", names(got), names(want))
 			}
 			if got, want := podrank.FilterTerminating(pods), controller.FilterTerminatingPods(pods); !sameSlice(got, want) {

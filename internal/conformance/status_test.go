@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsclient "k8s.io/client-go/kubernetes/typed/apps/v1"
-	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/controller"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	testingclock "k8s.io/utils/clock/testing"
@@ -170,7 +170,7 @@ func TestNeedsUpdateMatchesUpdateReplicaSetStatus(t *testing.T) {
 			before := rs.DeepCopy()
 			need := status.NeedsUpdate(rs, next)
 			forWrite := status.ForWrite(rs, next)
-			_, err := upstreamUpdateReplicaSetStatus(klog.Background(), c, rs.DeepCopy(), *next.DeepCopy(), replicaset.ReplicaSetControllerFeatures{EnableStatusTerminatingReplicas: true})
+			_, err := upstreamUpdateReplicaSetStatus(logr.Discard(), c, rs.DeepCopy(), *next.DeepCopy(), replicaset.ReplicaSetControllerFeatures{EnableStatusTerminatingReplicas: true})
 			addCases(1)
 			if !reflect.DeepEqual(rs, before) {
 				t.Fatalf("NeedsUpdate or ForWrite modified rs")
