@@ -51,3 +51,8 @@ func upstreamManageReplicas(rsc *replicaset.ReplicaSetController, ctx context.Co
 //
 //go:linkname upstreamMaxContainerRestarts k8s.io/kubernetes/pkg/controller.maxContainerRestarts
 func upstreamMaxContainerRestarts(pod *corev1.Pod) (regularRestarts, sidecarRestarts int)
+
+// k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).getIndirectlyRelatedPods
+//
+//go:linkname upstreamRelatedPods k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).getIndirectlyRelatedPods
+func upstreamRelatedPods(rsc *replicaset.ReplicaSetController, logger klog.Logger, rs *appsv1.ReplicaSet) ([]*corev1.Pod, error)

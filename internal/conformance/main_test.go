@@ -9,6 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/go-logr/logr"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 )
 
 // The tally of every differential test in the package: cases run (one case
@@ -63,6 +67,11 @@ func differential(t *testing.T, f func(t *testing.T)) {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// Upstream logs through klog and reports some errors through
+	// utilruntime.HandleError, whose default handlers log and sleep up to
+	// 1ms between errors; neither is what is being compared.
+	klog.SetLogger(logr.Discard())
+	utilruntime.ErrorHandlers = nil
 	code := m.Run()
 	documentedMu.Lock()
 	var k int64
