@@ -261,10 +261,7 @@ func TestManageReplicasMatchesManageReplicas(t *testing.T) {
 				t.Fatalf("%d deletes, upstream %d", len(ourPC.deleted), len(upPC.deleted))
 			}
 			if k := len(upPC.deleted); k > 0 {
-				victims := make([]*corev1.Pod, 0, k)
-				for _, v := range out.Victims {
-					victims = append(victims, v)
-				}
+				victims := out.Victims
 				upVictims := make([]*corev1.Pod, 0, k)
 				for _, name := range upPC.deleted {
 					for _, p := range active {
