@@ -222,3 +222,44 @@ func BenchmarkVsSlowStart(b *testing.B) {
 		_, _ = upstreamSlowStartBatch(500, 1, func() error { return nil })
 	})
 }
+
+// BenchmarkVsExpectationsParallel: informer handlers and workers on both
+// cores at once, each iteration observing a creation for one of 100 keys
+// and asking whether it is satisfied; every key has pending expectations
+// that never become fulfilled, so Satisfied also checks the expiry. It
+// replaces the root module's comparison with a hand-written model.
+func BenchmarkVsExpectationsParallel(b *testing.B) {
+	const nkeys = 100
+	keys := make([]string, nkeys)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("ns-%d/rs-%d", i%37, i)
+	}
+	log := logr.Discard()
+	run := func(b *testing.B, observe func(string), satisfied func(string) bool) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := rand.IntN(nkeys)
+			for pb.Next() {
+				observe(keys[i])
+				_ = satisfied(keys[i])
+				if i++; i == nkeys {
+					i = 0
+				}
+			}
+		})
+	}
+	b.Run("keys=100/impl=reconcilekit", func(b *testing.B) {
+		tr := expectations.New(expectations.Options{})
+		for _, k := range keys {
+			tr.ExpectCreations(k, 1<<60)
+		}
+		run(b, tr.CreationObserved, tr.Satisfied)
+	})
+	b.Run("keys=100/impl=upstream", func(b *testing.B) {
+		up := controller.NewUIDTrackingControllerExpectations(controller.NewControllerExpectations())
+		for _, k := range keys {
+			_ = up.ExpectCreations(log, k, 1<<60)
+		}
+		run(b, func(k string) { up.CreationObserved(log, k) }, func(k string) bool { return up.SatisfiedExpectations(log, k) })
+	})
+}
