@@ -10,6 +10,10 @@
 #   make controlplane  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (cached)
 #   make e2e-test      the control-plane tests against those real binaries (part of make test)
 #   make demo-cluster  the ReplicaSet demo against a real control plane, with write counts
+#   make conformance-test  differential tests against the real k8s.io/kubernetes
+#               v1.37.2 (internal/conformance), >= 100,000 cases; part of make test
+#   make conformance       the same with >= 1,000,000 cases (long)
+#   make bench-upstream    side-by-side benchmarks against v1.37.2, one table of medians
 
 GO            ?= go
 STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -21,24 +25,35 @@ DEMO_CLUSTER_ARGS ?=
 FUZZTIME      ?= 30s
 SOAKCHECKS    ?= 5000
 BENCHTIME     ?= 1s
+# internal/conformance is a module of its own (it requires k8s.io/kubernetes);
+# it is vetted with the others but tested by conformance-test, because its
+# tests bind unexported upstream functions (go:linkname) and need
+# -ldflags=-checklinkname=0.
+CONFORMANCE_DIR    := internal/conformance
+CONFORMANCE_FLAGS  := -race -count=1 -ldflags=-checklinkname=0
+# rapid checks per differential test: 2000 give ~170,000 cases, 20000 ~1,700,000.
+CONFORMANCE_CHECKS ?= 2000
+CONFORMANCE_FULL_CHECKS ?= 20000
+BENCH_UPSTREAM_COUNT ?= 5
+BENCH_UPSTREAM_TIME  ?= 500ms
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster
+.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream
 
 all: test
 
-test: fmt-check vet staticcheck unit compat e2e-test
+test: fmt-check vet staticcheck unit compat conformance-test e2e-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 
 vet:
-	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
+	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 staticcheck:
-	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
 unit:
 	@for m in $(filter-out $(E2E_MODULES),$(MODULES)); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
@@ -109,3 +124,15 @@ e2e-test:
 
 demo-cluster:
 	cd internal/controlplane && $(GO) run ./cmd/controlplane demo $(DEMO_CLUSTER_ARGS)
+
+# Run in the module directory without a package argument, so that go test
+# streams the output and the last line is the tally.
+conformance-test:
+	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -args -rapid.checks=$(CONFORMANCE_CHECKS)
+
+conformance:
+	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -timeout 60m -args -rapid.checks=$(CONFORMANCE_FULL_CHECKS)
+
+bench-upstream:
+	cd $(CONFORMANCE_DIR) && $(GO) test -run '^$$' -bench '^BenchmarkVs' -benchmem -count $(BENCH_UPSTREAM_COUNT) \
+		-benchtime $(BENCH_UPSTREAM_TIME) -timeout 60m -ldflags=-checklinkname=0 . | $(GO) run ./cmd/benchtable

@@ -15,7 +15,7 @@ type Counts struct {
 	Replicas     int32 // active pods
 	FullyLabeled int32 // active pods carrying every template label
 	Ready        int32 // active pods whose first Ready condition is True
-	Available    int32 // ready pods ready for longer than minReadySeconds
+	Available    int32 // ready pods ready for at least minReadySeconds
 	Terminating  int32 // terminating pods
 }
 

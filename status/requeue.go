@@ -17,7 +17,7 @@ import (
 //
 // As upstream, pods are used as given (not filtered for activity), ready
 // pods without a transition time never produce a check, and a pod exactly
-// at the boundary (readySince+minReadySeconds == now, not yet available by
+// at the boundary (readySince+minReadySeconds == now, already available by
 // ) produces none either. With minReadySeconds <= 0 no pod waits for
 // availability and ok is false. NextAvailabilityCheck does not allocate.
 func NextAvailabilityCheck(active []*corev1.Pod, minReadySeconds int32, now time.Time) (at time.Time, ok bool) {

@@ -37,8 +37,12 @@ func TestNextAvailabilityCheck(t *testing.T) {
 			at:   now.Add(2 * sec), ok: true},
 		{name: "R-10.8 available pods give no check", minReady: 10,
 			pods: []*corev1.Pod{readySince("a", now.Add(-11*sec)), readySince("b", now.Add(-4*sec))}, at: now.Add(6 * sec), ok: true},
-		{name: "R-10.8 R-5.5 a pod exactly at the boundary gives no check (not positive)", minReady: 10,
+		{name: "R-10.8 R-5.5 a pod exactly at the boundary gives no check (already available)", minReady: 10,
 			pods: []*corev1.Pod{readySince("a", now.Add(-10*sec))}},
+		{name: "R-10.8 R-5.5 a pod one nanosecond short of the boundary gives a check 1ns later", minReady: 10,
+			pods: []*corev1.Pod{readySince("a", now.Add(-10*sec+1))}, at: now.Add(1), ok: true},
+		{name: "R-10.8 R-5.5 a pod one nanosecond past the boundary gives no check", minReady: 10,
+			pods: []*corev1.Pod{readySince("a", now.Add(-10*sec-1))}},
 		{name: "R-10.8 ready pods without LTT give no check", minReady: 10,
 			pods: []*corev1.Pod{readySince("a", time.Time{})}},
 		{name: "R-10.8 R-5.4 unready pods give no check", minReady: 10,
@@ -91,27 +95,26 @@ func TestRequeueAfter(t *testing.T) {
 }
 
 // with: the next check is exactly the moment a new pod becomes
-// available — nothing changes up to and including it, and the available
-// count grows right after it; without a check nothing becomes available
-// later. Pods exactly at the boundary now are the upstream exception. With later == now, the requeue delay lies in
+// available — nothing changes before it, and the available count grows at
+// it (R-5.5 counts the exact instant); without a check nothing becomes
+// available later. With later == now, the requeue delay lies in
 // [0, minReadySeconds] for pods that turned ready at or before now.
 func TestNextAvailabilityCheckProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pods := podsGen().Draw(t, "pods")
 		minReady := int32(rapid.IntRange(-2, 12).Draw(t, "minReady"))
 		before := status.Count(pods, nil, nil, minReady, now)
-		// Pods exactly at the boundary now are not available yet but
-		// give no check either (R-10.8 wants a positive wait): they become
-		// available right after now.
-		soon := status.Count(pods, nil, nil, minReady, now.Add(time.Nanosecond)).Available
+		// Pods exactly at the boundary now are already available
+		// and give no check (R-10.8 wants a positive wait).
+		soon := before.Available
 
 		at, ok := status.NextAvailabilityCheck(pods, minReady, now)
 		if ok {
 			if !at.After(now) {
 				t.Fatalf("check %v not after now %v", at, now)
 			}
-			assert.Equal(t, soon, status.Count(pods, nil, nil, minReady, at).Available, "not yet at the check")
-			assert.Greater(t, status.Count(pods, nil, nil, minReady, at.Add(time.Nanosecond)).Available, soon)
+			assert.Equal(t, soon, status.Count(pods, nil, nil, minReady, at.Add(-time.Nanosecond)).Available, "not yet before the check")
+			assert.Greater(t, status.Count(pods, nil, nil, minReady, at).Available, soon, "available at the check")
 		} else if minReady > 0 {
 			assert.Equal(t, soon, status.Count(pods, nil, nil, minReady, now.Add(time.Hour)).Available)
 		}

@@ -54,11 +54,13 @@ func ReadyTime(p *corev1.Pod) time.Time {
 	return c.LastTransitionTime.Time
 }
 
-// IsAvailable reports whether p is ready and has been for more than
+// IsAvailable reports whether p is ready and has been for at least
 // minReadySeconds at now. With minReadySeconds == 0 a ready pod is
 // available even without a transition time; otherwise the transition time
-// must be set and LTT+minReadySeconds must lie strictly before now. A negative
-// minReadySeconds is compared arithmetically, as upstream does.
+// must be set and LTT+minReadySeconds must lie at or before now: the exact
+// instant counts as available, as in v1.37's IsPodAvailable (older releases
+// and kubectl's copy say strictly before). A negative minReadySeconds is
+// compared arithmetically, as upstream does.
 func IsAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
 	c := ReadyCondition(p)
 	if c == nil || c.Status != corev1.ConditionTrue {
@@ -76,7 +78,7 @@ func AvailableAt(readySince time.Time, minReadySeconds int32, now time.Time) boo
 	if readySince.IsZero() {
 		return false
 	}
-	return readySince.Add(time.Duration(minReadySeconds) * time.Second).Before(now)
+	return !readySince.Add(time.Duration(minReadySeconds) * time.Second).After(now)
 }
 
 // MaxRestarts returns the highest restart count among p's regular container

@@ -53,7 +53,8 @@ func TestReadyAndAvailable(t *testing.T) {
 		{"R-5.4 first Ready True wins over later False", podtest.New("a", podtest.Ready(t0), podtest.NotReady()), 0, true, t0, true},
 		{"R-5.5 minReady 0 without LTT is available", podtest.New("a", podtest.Ready(time.Time{})), 0, true, time.Time{}, true},
 		{"R-5.5 minReady>0 without LTT is not available", podtest.New("a", podtest.Ready(time.Time{})), 1, true, time.Time{}, false},
-		{"R-5.5 exactly minReady is not available", podtest.New("a", podtest.Ready(now.Add(-10*time.Second))), 10, true, now.Add(-10 * time.Second), false},
+		{"R-5.5 one ns before minReady is not available", podtest.New("a", podtest.Ready(now.Add(-10*time.Second+1))), 10, true, now.Add(-10*time.Second + 1), false},
+		{"R-5.5 exactly minReady is available (v1.37 compares <=)", podtest.New("a", podtest.Ready(now.Add(-10*time.Second))), 10, true, now.Add(-10 * time.Second), true},
 		{"R-5.5 one ns past minReady is available", podtest.New("a", podtest.Ready(now.Add(-10*time.Second-1))), 10, true, now.Add(-10*time.Second - 1), true},
 		{"R-5.5 negative minReady compares arithmetically", podtest.New("a", podtest.Ready(now.Add(5*time.Second))), -10, true, now.Add(5 * time.Second), true},
 	}
