@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -153,6 +154,13 @@ func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retri
 	pod := o.newPod(name)
 	created, err := m.Pods.CreatePod(ctx, pod)
 	switch {
+	case err == nil && m.requireNames && created != nil && created.Name == "" && name == "":
+		// The API in front of the PodControl ignored GenerateName: every
+		// later create would meet AlreadyExists on the empty name.
+		r.err = fmt.Errorf("reconcile: owner %s: CreatePod returned a pod without a name: "+
+			"the API ignored GenerateName %q (client-go's fake clientset does); "+
+			"turn on TrackCreations, which names pods itself, or use a GenerateName-aware fake", o.Key, pod.GenerateName)
+		return r.err
 	case err == nil:
 		if created == nil {
 			created = pod

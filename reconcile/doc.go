@@ -1,68 +1,43 @@
-// Package reconcile composes the reconcilekit primitives into what a
-// controller that owns pods needs: [Manager.ManageReplicas], which creates
-// or deletes pods towards the desired count as upstream's manageReplicas
-// does (SPEC §9); [Manager.Sync], upstream's syncReplicaSet minus listing and
-// API writes (SPEC §10); and [Observer], the pod event handlers that feed
-// the expectations (SPEC §11). It serves ReplicaSets ([ReplicaSetOwner]) and
-// custom resources alike ([Owner]), with client-go or controller-runtime
-// behind a two-method [PodControl]; it imports neither and does not log.
+// Package reconcile is what a controller whose objects own pods needs
+// around the reconcilekit primitives: a [Controller] that does upstream's
+// ReplicaSet controller work (SPEC §9–§12) for ReplicaSets and custom
+// resources alike, and the primitive [Manager] underneath it.
 //
-// A controller wires it up in three places: its pod informer handlers call
-// the [Observer] and enqueue the returned [Request]s; its owner delete
-// handler calls [Observer.OwnerDeleted]; its sync handler calls
-// [Manager.Sync] with the owner and a function that lists the owner's
-// claimed pods, writes the status computed from the [SyncResult] (package
-// status), and requeues as the result says. Sync's own error means the sync
-// did not run to the end (an invalid request, a failed pod listing) and is
-// simply returned; a failed manage step is reported only in
-// [SyncResult].ManageErr, which the handler passes to the status
-// computation and then returns, after any status write error.
+// Why: the composition is where controllers go wrong — a Tracker not shared,
+// an owner kind unset, expectations never lowered, names leaked after an
+// owner is deleted, the status and manage errors returned in the wrong
+// order, adoption without the live re-check. A [Controller] is built once
+// from a [Config] and owns all of it; an adapter (client-go or
+// controller-runtime, in the adapters module) feeds it events and keys.
+//
+// The two layers:
+//   - [Controller]: events ([Controller.PodAdded] … [Controller.OwnerDeleted])
+//     return the [Request]s to enqueue; [Controller.Sync] claims, manages,
+//     writes the status through Config.WriteStatus and returns one error.
+//   - [Manager.ManageReplicas]: create or delete towards the desired count
+//     (SPEC §9), for callers that do their own wiring.
 //
 // Guarantees:
-//   - Faithful by default: with zero-value fields a Manager follows SPEC
-//     –R-9.4 (burst of 500, ExpectCreations before the first create,
-//     slow-start creates from a batch of 1, NamespaceTerminating counted as
-//     success, failed and skipped creates lowered, deletes ranked by
-//     package podrank with ranks from related pods and expected by key
-//     before any call, all deletes at once, NotFound swallowed, failed
-//     deletes lowered by key, diff 0 untouched), R-10.3– and
-//
-//   - Safe: a victim whose controller ownerRef names another owner is
-//     never deleted ([Outcome].NotOwned); one call never makes more than the
-//     burst of creates or of deletes; the caller's slices, pods and owner are
-//     never modified; invalid input (negative replicas, a template without
-//     labels, no owner object) is an error before any call or expectation.
-//   - Deterministic: time comes from [Manager].Clock (nil: real time); the
-//     returned error lists every failure of a call in call order.
-//   - Contained: every goroutine a call starts is joined before it returns; a
-//     panic in PodControl is re-raised in the caller's goroutine after the
-//     expectations were lowered for the calls that did not succeed.
-//   - Observable without logging: [Outcome] says what each call did, [Hooks]
-//     report batch sizes, skipped creations and deletion victims with their
-//     age ratio.
+//   - Faithful by default: zero-value tuning follows SPEC,
+//     deliberate
+//     differences are documented on the names they concern.
+//   - Nothing is forgotten by construction: no default owner kind
+//     ([NewController] names a missing field), one clock, one Tracker, and
+//     deleting an owner forgets everything about it ([Controller.Len]).
+//   - One error per sync; permanent failures satisfy errors.Is(err,
+//     [ErrTerminal]); the availability requeue is offered once
+//     ([SyncResult].RequeueAfter).
+//   - Safe: a pod controlled by another owner is never adopted, released or
+//     deleted; at most a burst of creates or deletes per sync; the caller's
+//     slices, pods and owners are never modified; bad input is an error
+//     prefixed "reconcile:", never a panic.
+//   - Deterministic and contained: time comes from a [Clock]; every
+//     goroutine is joined before a call returns; a panic in a PodControl is
+//     re-raised in the caller's goroutine after the expectations were
+//     corrected. Nothing logs: [Outcome], [SyncResult] and [Hooks] report.
 //
-// Deliberate differences from upstream:
-//   - Errors: upstream returns one failure of a call, chosen at random; here a
-//     single failure is returned as is and several are joined with
-//     [errors.Join] in call order (creates by index, deletes by rank).
-//   - Nil and duplicate (same [PodKey]) entries of the active pods are
-//     ignored; upstream would count them.
-//   - Victims controlled by another owner (a controller ownerRef with a
-//     different UID) are refused (see above). Orphans, pods without a
-//     controller ownerRef, are deleted as given: callers pass pods they
-//     claimed or are about to adopt, as upstream's sync does.
-//   - The deletion ranking's Now and the victims' age come from the Manager's
-//     Clock, not the wall clock; the deletion age ratio is computed in
-//     float64 and never divides by zero.
-//   - A context already done makes ManageReplicas return its error without
-//     any call; upstream has no context.
-//
-// Beyond upstream, opt-in: [Manager].TrackCreations names new pods in the
-// Manager and expects their creation by pod key, so a late, duplicate or
-// foreign add event cannot satisfy the wrong round, and retries the names of
-// failed creates, so a create whose response was lost meets AlreadyExists
-// instead of making an extra pod. Always: created pods' resourceVersions are
-// recorded as write evidence (expectations.Tracker.RecordWrite) for the
-// Tracker's EvidenceFirst policy, and [SyncResult].Expectations says why an
-// owner was or was not satisfied.
+// Beyond upstream, opt-in: Config.TrackCreations (exact expectations by pod
+// name, retried names after lost responses), the expectations' evidence
+// policies (package expectations), [SyncResult].Expectations saying why an
+// owner waits.
 package reconcile

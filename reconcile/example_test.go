@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -9,91 +10,205 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
-// A ReplicaSet controller's sync handler and pod event handler, on top of a
-// tiny in-memory "API" (exPods) standing in for a clientset and informer.
+// A ReplicaSet controller: the Controller built once from its wiring, the
+// informer handlers feeding it, and the worker's sync. exAPI is a tiny
+// in-memory API server and informer cache standing in for client-go (the
+// adapters module provides the real ones).
 func Example() {
 	ctx := context.Background()
-	api := &exPods{}
-	replicas := int32(3)
-	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "1234"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-		}},
+	api := newExAPI()
+	rs := exReplicaSet("web", 3)
+	api.owners[rs.Name] = rs
+
+	cfg := reconcile.ReplicaSets() // Kind and Describe for apps/v1 ReplicaSets
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
+	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+		newStatus := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
+		if !status.NeedsUpdate(rs, newStatus) {
+			return nil // R-8.6: nothing to write
+		}
+		return api.updateStatus(rs.Name, status.ForWrite(rs, newStatus)) // UpdateStatus on a copy
+	}
+	ctrl, err := reconcile.NewController(cfg)
+	if err != nil {
+		panic(err)
 	}
 
+	// The worker: Sync returns one error; terminal ones are not retried.
+	sync := func() {
+		res, err := ctrl.Sync(ctx, "default/web")
+		switch {
+		case errors.Is(err, reconcile.ErrTerminal):
+			fmt.Println("giving up:", err) // queue.Forget(key)
+		case err != nil:
+			fmt.Println("retry:", err) // queue.AddRateLimited(key)
+		default:
+			fmt.Printf("satisfied=%t created=%d deleted=%d status.replicas=%d requeueAfter=%v\n",
+				res.Satisfied, len(res.Outcome.Created), len(res.Outcome.Deleted), api.owners["web"].Status.Replicas, res.RequeueAfter)
+		}
+	}
+
+	sync()                       // creates 3 pods (slow start: 1, then 2)
+	sync()                       // waits: the informer has not shown them yet
+	api.deliver(ctrl.PodAdded)   // the informer's add handler
+	sync()                       // satisfied: nothing to do
+	api.scale("web", 1)          // an owner update event would enqueue the key
+	sync()                       // deletes 2
+	api.deliver(ctrl.PodDeleted) // the informer's delete handler
+	sync()
+
+	// The owner is deleted: the delete handler forgets everything about it.
+	ctrl.OwnerDeleted(api.remove("web"))
+	fmt.Println("owners remembered:", ctrl.Len())
+	// Output:
+	// satisfied=true created=3 deleted=0 status.replicas=0 requeueAfter=0s
+	// satisfied=false created=0 deleted=0 status.replicas=0 requeueAfter=0s
+	// satisfied=true created=0 deleted=0 status.replicas=3 requeueAfter=0s
+	// satisfied=true created=0 deleted=2 status.replicas=3 requeueAfter=0s
+	// satisfied=true created=0 deleted=0 status.replicas=1 requeueAfter=0s
+	// owners remembered: 0
+}
+
+// NewController refuses a Config with a missing piece of wiring, naming it;
+// there is no default owner kind.
+func ExampleNewController() {
+	var cfg reconcile.Config[*appsv1.ReplicaSet]
+	_, err := reconcile.NewController(cfg)
+	fmt.Println(err)
+
+	cfg = reconcile.ReplicaSets()
+	_, err = reconcile.NewController(cfg)
+	fmt.Println(err)
+	// Output:
+	// reconcile: NewController: Config.Kind is required (the owners' group, version and kind; there is no default: use ReplicaSets() for apps/v1 ReplicaSets)
+	// reconcile: NewController: Config.Owners is required
+}
+
+// A custom resource that owns pods: Kind and Describe tell the Controller
+// what it is; its status is written from SyncResult.Counts and a
+// ReplicaFailure-style condition.
+func ExampleNewController_customResource() {
+	ctx := context.Background()
+	api := newExAPI()
+	ps := &exPodSet{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cache", UID: "uid-cache"}, Replicas: 2}
+	owners := exPodSets{"cache": ps}
+
+	ctrl, err := reconcile.NewController(reconcile.Config[*exPodSet]{
+		Kind: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "PodSet"},
+		Describe: func(ps *exPodSet) (reconcile.Owner, error) {
+			labels := map[string]string{"podset": ps.Name}
+			return reconcile.Owner{
+				Replicas: ps.Replicas,
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
+			}, nil
+		},
+		Owners: owners, Pods: api, Control: api, Patcher: api,
+		WriteStatus: func(ctx context.Context, ps *exPodSet, res reconcile.SyncResult) error {
+			conds, _ := status.SetReplicaFailure(ps.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
+			fmt.Printf("status: replicas=%d ready=%d conditions=%d\n", res.Counts.Replicas, res.Counts.Ready, len(conds))
+			return nil
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	res, err := ctrl.Sync(ctx, "default/cache")
+	fmt.Println(len(res.Outcome.Created), err)
+	api.deliver(ctrl.PodAdded)
+	res, err = ctrl.Sync(ctx, "default/cache")
+	fmt.Println(res.Satisfied, len(res.Active), err)
+	// Output:
+	// status: replicas=0 ready=0 conditions=0
+	// 2 <nil>
+	// status: replicas=2 ready=0 conditions=0
+	// true 2 <nil>
+}
+
+// Permanent failures satisfy errors.Is(err, ErrTerminal): a workqueue
+// forgets the key instead of retrying it forever.
+func ExampleErrTerminal() {
+	api := newExAPI()
+	rs := exReplicaSet("web", 1)
+	rs.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+	api.owners[rs.Name] = rs
+	cfg := reconcile.ReplicaSets()
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
+	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+	ctrl, _ := reconcile.NewController(cfg)
+	_, err := ctrl.Sync(context.Background(), "default/web")
+	fmt.Println(errors.Is(err, reconcile.ErrTerminal))
+	// Output:
+	// true
+}
+
+// The primitive layer: ManageReplicas creates or deletes towards the
+// desired count for callers that do their own wiring.
+func ExampleManager_ManageReplicas() {
+	api := newExAPI()
 	m := &reconcile.Manager{Pods: api}
-	events := &reconcile.Observer{
-		Expectations: m.Tracker(),
-		Resolve: func(ns string, ref metav1.OwnerReference) (reconcile.Owned, bool) {
-			if ns != rs.Namespace || ref.Name != rs.Name || ref.UID != rs.UID { // a lister lookup
-				return reconcile.Owned{}, false
-			}
-			return reconcile.Owned{Key: reconcile.OwnerKey(ns, ref.Name)}, true
+	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(exReplicaSet("web", 3)), nil, nil)
+	fmt.Println(len(out.Created), out.Batches, err)
+	adds, _, _ := m.Tracker().Pending("default/web")
+	fmt.Println("creations still expected:", adds)
+	// Output:
+	// 3 [1 2] <nil>
+	// creations still expected: 3
+}
+
+func exReplicaSet(name string, replicas int32) *appsv1.ReplicaSet {
+	labels := map[string]string{"app": name}
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
 		},
 	}
-	syncHandler := func() {
-		res, err := m.Sync(ctx, reconcile.SyncRequest{Owner: reconcile.ReplicaSetOwner(rs), Pods: api.List})
-		if err != nil { // the sync did not run to the end: return err to retry
-			fmt.Println("sync failed:", err)
-			return
-		}
-		// The status carries the manage error (R-8.4); then UpdateStatus, and
-		// return its error first, then res.ManageErr (R-10.7).
-		rs.Status = status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
-		fmt.Printf("satisfied=%t created=%d batches=%v deleted=%d replicas=%d\n",
-			res.Satisfied, len(res.Outcome.Created), res.Outcome.Batches, len(res.Outcome.Deleted), rs.Status.Replicas)
-	}
-
-	syncHandler() // creates 3 pods
-	syncHandler() // waits: the informer has not shown them yet
-	api.deliver(events.PodAdded)
-	syncHandler() // satisfied; nothing to do
-	replicas = 1
-	syncHandler() // deletes 2
-	api.deliver(events.PodDeleted)
-	syncHandler()
-	// Output:
-	// satisfied=true created=3 batches=[1 2] deleted=0 replicas=0
-	// satisfied=false created=0 batches=[] deleted=0 replicas=0
-	// satisfied=true created=0 batches=[] deleted=0 replicas=3
-	// satisfied=true created=0 batches=[] deleted=2 replicas=3
-	// satisfied=true created=0 batches=[] deleted=0 replicas=1
 }
 
-// exPods is an in-memory PodControl for the example: it stores pods, names
-// them from GenerateName and queues one watch event per change, delivered
-// on demand. It models nothing else of an API server.
-type exPods struct {
+// exAPI is an in-memory stand-in for an API server and its informer
+// caches: it stores pods (naming them from GenerateName), queues one watch
+// event per change and delivers them on demand; ReplicaSets live in a map.
+type exAPI struct {
 	mu      sync.Mutex
+	owners  map[string]*appsv1.ReplicaSet
 	pods    map[string]*corev1.Pod
-	seq     int
-	pending []*corev1.Pod // changed pods whose event was not delivered
 	cache   map[string]*corev1.Pod
+	pending []*corev1.Pod
+	seq     int
 }
 
-func (a *exPods) CreatePod(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+func newExAPI() *exAPI {
+	return &exAPI{owners: map[string]*appsv1.ReplicaSet{}, pods: map[string]*corev1.Pod{}, cache: map[string]*corev1.Pod{}}
+}
+
+func (a *exAPI) CreatePod(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.pods == nil {
-		a.pods, a.cache = map[string]*corev1.Pod{}, map[string]*corev1.Pod{}
-	}
 	p := pod.DeepCopy()
 	a.seq++
-	p.Name = p.GenerateName + strconv.Itoa(a.seq)
+	if p.Name == "" {
+		p.Name = p.GenerateName + strconv.Itoa(a.seq)
+	}
 	p.ResourceVersion = strconv.Itoa(a.seq)
 	a.pods[p.Name] = p
 	a.pending = append(a.pending, p)
 	return p, nil
 }
 
-func (a *exPods) DeletePod(_ context.Context, pod *corev1.Pod) error {
+func (a *exAPI) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.pods, pod.Name)
@@ -101,8 +216,12 @@ func (a *exPods) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
+func (a *exAPI) PatchPod(_ context.Context, pod *corev1.Pod, _ []byte) (*corev1.Pod, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, pod.Name) // no orphans here
+}
+
 // List returns the informer cache's pods, in name order.
-func (a *exPods) List(context.Context) ([]*corev1.Pod, error) {
+func (a *exAPI) List(string) ([]*corev1.Pod, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make([]*corev1.Pod, 0, len(a.cache))
@@ -114,8 +233,8 @@ func (a *exPods) List(context.Context) ([]*corev1.Pod, error) {
 }
 
 // deliver updates the cache with the pending changes and hands each to
-// handler, like an informer.
-func (a *exPods) deliver(handler func(*corev1.Pod) []reconcile.Request) {
+// handler, like an informer; a controller would enqueue the requests.
+func (a *exAPI) deliver(handler func(*corev1.Pod) []reconcile.Request) {
 	a.mu.Lock()
 	pending := a.pending
 	a.pending = nil
@@ -128,6 +247,96 @@ func (a *exPods) deliver(handler func(*corev1.Pod) []reconcile.Request) {
 	}
 	a.mu.Unlock()
 	for _, p := range pending {
-		handler(p) // a controller would enqueue the returned requests
+		handler(p)
 	}
+}
+
+// exOwners is the Owners of the exAPI's ReplicaSets.
+type exOwners struct{ a *exAPI }
+
+func (o exOwners) Get(_, name string) (*appsv1.ReplicaSet, error) {
+	o.a.mu.Lock()
+	defer o.a.mu.Unlock()
+	rs, ok := o.a.owners[name]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "replicasets"}, name)
+	}
+	return rs, nil
+}
+
+func (o exOwners) List(string) ([]*appsv1.ReplicaSet, error) {
+	o.a.mu.Lock()
+	defer o.a.mu.Unlock()
+	var out []*appsv1.ReplicaSet
+	for _, rs := range o.a.owners {
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+func (o exOwners) GetLive(_ context.Context, ns, name string) (*appsv1.ReplicaSet, error) {
+	return o.Get(ns, name)
+}
+
+func (a *exAPI) scale(name string, replicas int32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rs := a.owners[name].DeepCopy()
+	rs.Spec.Replicas = &replicas
+	rs.Generation++
+	a.owners[name] = rs
+}
+
+func (a *exAPI) updateStatus(name string, st appsv1.ReplicaSetStatus) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rs := a.owners[name].DeepCopy()
+	rs.Status = st
+	a.owners[name] = rs
+	return nil
+}
+
+func (a *exAPI) remove(name string) *appsv1.ReplicaSet {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rs := a.owners[name]
+	delete(a.owners, name)
+	return rs
+}
+
+// exPodSet is a minimal custom resource that owns pods.
+type exPodSet struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	Replicas   int32
+	Conditions []metav1.Condition
+}
+
+func (p *exPodSet) DeepCopyObject() runtime.Object {
+	c := *p
+	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	c.Conditions = append([]metav1.Condition(nil), p.Conditions...)
+	return &c
+}
+
+// exPodSets is the Owners of exPodSets, by name.
+type exPodSets map[string]*exPodSet
+
+func (s exPodSets) Get(_, name string) (*exPodSet, error) {
+	if ps, ok := s[name]; ok {
+		return ps, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: "example.com", Resource: "podsets"}, name)
+}
+
+func (s exPodSets) List(string) ([]*exPodSet, error) {
+	var out []*exPodSet
+	for _, ps := range s {
+		out = append(out, ps)
+	}
+	return out, nil
+}
+
+func (s exPodSets) GetLive(_ context.Context, ns, name string) (*exPodSet, error) {
+	return s.Get(ns, name)
 }

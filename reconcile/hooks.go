@@ -9,7 +9,8 @@ import (
 )
 
 // Hooks are optional notifications for metrics, called by
-// [Manager.ManageReplicas] synchronously in the caller's goroutine, after the
+// [Manager.ManageReplicas] (and so by the manage step of [Controller.Sync])
+// synchronously in the caller's goroutine, after the
 // PodControl calls of the call have returned and before ManageReplicas
 // returns. A nil field is skipped; the zero Hooks calls nothing. Hooks must
 // not call back into the Manager for the same owner. Expectation-side events

@@ -124,7 +124,8 @@ func (m *Manager) keepUncertain(key string, names []string) {
 
 // Forget drops what the Manager remembers about the owner key: the names of
 // failed creates it would retry under TrackCreations. Call it when the owner
-// is deleted, next to [Observer.OwnerDeleted]; without it the Manager keeps
+// is deleted, next to the Tracker's Delete ([Controller] does both); without
+// it the Manager keeps
 // at most a burst of names per such owner. It does not touch the
 // expectations.
 func (m *Manager) Forget(key string) {
@@ -136,4 +137,11 @@ func (m *Manager) Forget(key string) {
 func hasKey(set map[string]struct{}, k string) bool {
 	_, ok := set[k]
 	return ok
+}
+
+// hasUncertain reports whether the Manager remembers names for key.
+func (m *Manager) hasUncertain(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.uncertain[key]) > 0
 }

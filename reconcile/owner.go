@@ -34,6 +34,16 @@ type Owner struct {
 	// Template is the pod template new pods are built from. It may be nil
 	// when no pods need to be created; it must carry at least one label.
 	Template *corev1.PodTemplateSpec
+	// Selector says which pods are the owner's: a [Controller] claims
+	// and matches orphans with it. Nil or empty
+	// matches nothing; an invalid selector makes Sync fail with
+	// [ErrTerminal]. ManageReplicas does not read it.
+	Selector *metav1.LabelSelector
+	// MinReadySeconds is how long a ready pod must stay ready to count as
+	// available; > 0 also schedules the availability requeue
+	// and the extra request when a pod turns ready.
+	// ManageReplicas does not read it.
+	MinReadySeconds int32
 }
 
 // replicaSetKind is the kind written into the controller ownerRef of pods
@@ -42,7 +52,8 @@ var replicaSetKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
 
 // ReplicaSetOwner describes rs as an [Owner]: kind apps/v1 ReplicaSet, key
 // "namespace/name" ([OwnerKey]), Replicas from Spec.Replicas (nil counts as
-// 1, the API default) and Template pointing at rs.Spec.Template. The result
+// 1, the API default), Template pointing at rs.Spec.Template, Selector
+// rs.Spec.Selector and MinReadySeconds from the spec. The result
 // points into rs; ManageReplicas never modifies it. A nil rs yields an Owner
 // that ManageReplicas rejects with an error.
 func ReplicaSetOwner(rs *appsv1.ReplicaSet) Owner {
@@ -59,6 +70,9 @@ func ReplicaSetOwner(rs *appsv1.ReplicaSet) Owner {
 		Kind:     replicaSetKind,
 		Replicas: replicas,
 		Template: &rs.Spec.Template,
+
+		Selector:        rs.Spec.Selector,
+		MinReadySeconds: rs.Spec.MinReadySeconds,
 	}
 }
 
@@ -106,12 +120,19 @@ func (o *Owner) validateTemplate() error {
 }
 
 // isNil reports whether obj is nil or a typed nil pointer in an interface.
-func isNil(obj metav1.Object) bool {
-	if obj == nil {
+func isNil(obj metav1.Object) bool { return isNilValue(obj) }
+
+// isNilValue reports whether v is nil or a nil pointer, map, slice, func or
+// channel in an interface.
+func isNilValue(v any) bool {
+	if v == nil {
 		return true
 	}
-	v := reflect.ValueOf(obj)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // controlledByOther reports whether pod has a controller ownerRef that names

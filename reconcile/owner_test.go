@@ -19,6 +19,9 @@ func TestReplicaSetOwner(t *testing.T) {
 	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), o.Kind)
 	assert.Equal(t, int32(4), o.Replicas)
 	assert.Same(t, &rs.Spec.Template, o.Template)
+	assert.Same(t, rs.Spec.Selector, o.Selector, "for claiming and orphan matching (R-10.5, R-11.1)")
+	rs.Spec.MinReadySeconds = 7
+	assert.Equal(t, int32(7), reconcile.ReplicaSetOwner(rs).MinReadySeconds)
 
 	rs.Spec.Replicas = nil
 	assert.Equal(t, int32(1), reconcile.ReplicaSetOwner(rs).Replicas, "nil Spec.Replicas is the API default 1")

@@ -7,7 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// PodControl creates and deletes pods on behalf of a [Manager]. A client-go
+// PodControl creates and deletes pods on behalf of a [Controller] or a
+// [Manager]. A client-go
 // implementation calls Pods(ns).Create and Pods(ns).Delete; a
 // controller-runtime one calls client.Create and client.Delete. The Manager
 // calls it concurrently (up to a slow-start batch of creates, or every
@@ -16,7 +17,12 @@ import (
 //
 // CreatePod receives a pod built by the Manager, which the implementation may
 // keep or modify; it returns the pod as created by the API server (with its
-// Name and ResourceVersion). DeletePod receives one of the caller's pods and
+// Name and ResourceVersion). Under a [Controller], a returned pod without a
+// Name, when only a GenerateName was sent, is reported as a failed create
+// with an error saying why: the API in front of the PodControl ignores
+// GenerateName (client-go's fake clientset does), so every later create
+// would meet AlreadyExists; turn on TrackCreations or use a GenerateName-aware
+// fake. A bare Manager does not look at the returned pod, as upstream. DeletePod receives one of the caller's pods and
 // must not modify it. Errors should be the API errors as returned by the
 // client: the Manager recognizes NotFound on delete and the
 // NamespaceTerminating cause on create with k8s.io/apimachinery/pkg/api/errors,

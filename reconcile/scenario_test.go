@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/cluster"
@@ -29,7 +28,7 @@ import (
 // policy. `go test -run Scenario -v ./reconcile/` (make scenarios) prints
 // the tables; each test asserts the figures the issue targets.
 //
-// The loop: the clock advances in 1-second ticks; every event the informer
+// The loop (a Controller fed by the informer's events): the clock advances in 1-second ticks; every event the informer
 // delivers that yields a request is followed at once by a sync (a worker
 // that is never busy); every 30 s a periodic resync syncs as well, after a
 // watch bookmark when nothing is queued. Slow-start batches are capped at 1
@@ -42,7 +41,7 @@ const scenResync = 30 * time.Second
 type scenSetup struct {
 	Replicas int
 	Policy   expectations.ExpiryPolicy
-	// Track turns on Manager.TrackCreations.
+	// Track turns on Config.TrackCreations.
 	Track bool
 	// Lag is how far the informer runs behind the API, until LagUntil
 	// (if > 0), after which it keeps up.
@@ -87,7 +86,7 @@ type scenRun struct {
 	rs      *appsv1.ReplicaSet
 	key     string
 	tracker *expectations.Tracker
-	m       *reconcile.Manager
+	ctrl    *reconcile.Controller[*appsv1.ReplicaSet]
 	start   time.Time
 
 	dirty      bool
@@ -114,20 +113,20 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 		createdRV: map[string]int64{}, seen: map[string]bool{}, duplicated: map[string]bool{}, wrong: map[int64]bool{},
 		fig: scenFigures{Progress: -1, Resolutions: map[expectations.Resolution]int{}},
 	}
-	r.tracker = expectations.New(expectations.Options{
-		Clock: c.Clock, Policy: setup.Policy, CacheVersion: c.Informer.LastSyncResourceVersion,
-	})
-	r.m = &reconcile.Manager{
-		Pods: c.Client, Expectations: r.tracker, Clock: c.Clock, TrackCreations: setup.Track,
-		SlowStart:     slowstart.Options{MaxBatchSize: 1},
-		NameGenerator: r.name,
-	}
-	obs := &reconcile.Observer{
-		Expectations: r.tracker,
-		Resolve: func(ns string, ref metav1.OwnerReference) (reconcile.Owned, bool) {
-			return reconcile.Owned{Key: r.key}, ns == rs.Namespace && ref.Name == rs.Name && ref.UID == rs.UID
-		},
-	}
+	cfg := reconcile.ReplicaSets()
+	cfg.Owners = oneOwner{rs}
+	cfg.Pods = informerPods(c)
+	cfg.Control = c.Client
+	cfg.Patcher = &recPatcher{api: c.API}
+	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+	cfg.Clock = c.Clock
+	cfg.TrackCreations = setup.Track
+	cfg.SlowStart = slowstart.Options{MaxBatchSize: 1}
+	cfg.NameGenerator = r.name
+	cfg.Expectations = expectations.Options{Policy: setup.Policy, CacheVersion: c.Informer.LastSyncResourceVersion}
+	ctrl, err := reconcile.NewController(cfg)
+	require.NoError(t, err)
+	r.ctrl, r.tracker = ctrl, ctrl.Expectations()
 	note := func(reqs []reconcile.Request) {
 		if len(reqs) > 0 {
 			r.dirty = true
@@ -135,9 +134,9 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	}
 	c.Informer.Raw = setup.DuplicateAdds
 	c.Informer.Handler = cluster.Handler{
-		OnAdd:    func(p *corev1.Pod) { r.seen[cluster.Key(p)] = true; note(obs.PodAdded(p)) },
-		OnUpdate: func(o, p *corev1.Pod) { r.seen[cluster.Key(p)] = true; note(obs.PodUpdated(o, p)) },
-		OnDelete: func(p *corev1.Pod) { note(obs.PodDeleted(p)) },
+		OnAdd:    func(p *corev1.Pod) { r.seen[cluster.Key(p)] = true; note(ctrl.PodAdded(p)) },
+		OnUpdate: func(o, p *corev1.Pod) { r.seen[cluster.Key(p)] = true; note(ctrl.PodUpdated(o, p)) },
+		OnDelete: func(p *corev1.Pod) { note(ctrl.PodDeleted(p)) },
 	}
 	c.API.Watch(func(e cluster.Event) {
 		if e.Type == cluster.Added {
@@ -159,22 +158,12 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	return r
 }
 
-// name is the Manager's NameGenerator: "web-1", "web-2", … (deterministic).
+// name is the Controller's NameGenerator: "web-1", "web-2", … (deterministic).
 func (r *scenRun) name(prefix string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	return prefix + strconv.Itoa(r.seq)
-}
-
-func (r *scenRun) claimed(context.Context) ([]*corev1.Pod, error) {
-	var out []*corev1.Pod
-	for _, p := range r.c.Informer.Pods() {
-		if ref := cluster.ControllerOf(p); ref != nil && ref.UID == r.rs.UID {
-			out = append(out, p)
-		}
-	}
-	return out, nil
 }
 
 func (r *scenRun) live() int {
@@ -210,10 +199,10 @@ func (r *scenRun) sync() {
 		r.fig.WrongSatisfied++
 	}
 	before, _ := strconv.ParseInt(r.c.API.ResourceVersion(), 10, 64)
-	// Manage errors (injected faults) are in res.ManageErr and expected here;
-	// Sync's own error would mean the sync did not run at all.
-	res, err := r.m.Sync(r.ctx, reconcile.SyncRequest{Owner: reconcile.ReplicaSetOwner(r.rs), Pods: r.claimed})
-	if err != nil {
+	// Manage errors (injected faults) are expected here (res.ManageErr);
+	// any other error would mean the sync did not run to the end.
+	res, err := r.ctrl.Sync(r.ctx, r.key)
+	if err != nil && res.ManageErr == nil {
 		r.t.Fatalf("sync did not run to the end: %v", err)
 	}
 	r.fig.Syncs++

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"strconv"
 	"sync"
@@ -22,14 +23,14 @@ import (
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
-// The model-based simulation of issue 6: a controller loop built from
-// Manager.Sync and the Observer runs against internal/cluster — an API that
+// The model-based simulation of issue 6: a controller loop built on a
+// Controller (its events and Sync, claiming included) runs against internal/cluster — an API that
 // fails, loses responses and reports NamespaceTerminating, an informer that
 // delivers late (up to a minute) and duplicates (and, in
 // TestSimDroppedEvents, drops events and relists) — under random schedules
 // of replica changes, clock steps (across the 5-minute TTL), pods deleted
-// behind the controller's back, kubelet steps and syncs that list foreign
-// pods. Each schedule also draws counted or tracked creations and the
+// behind the controller's back and kubelet steps, with an orphan to adopt
+// and pods of other controllers that match the selector. Each schedule also draws counted or tracked creations and the
 // ExpireAfterTTL or EvidenceFirst policy (issue 7).
 //
 // Checked after every step or sync:
@@ -38,11 +39,12 @@ import (
 //     unless EvidenceFirst resolved them and the cache has
 //     indeed reached every recorded write;
 //   - without dropped events and lost create responses, the owner's live
-//     pods never exceed max(desired, live pods before the step); with tracked
+//     pods never exceed max(desired, live pods before the step) plus the
+//     pods adopted in the step; with tracked
 //     creations not even with lost create responses; otherwise overshoot is
 //     counted and reported;
 //   - no pod of another controller is ever deleted, and the orphan only
-//     after the controller listed it as its own;
+//     after the controller adopted it;
 // and a drain phase (faults off, events flowing, the TTL stepped when a
 // sync is blocked) must reach exactly the desired pods within a bounded
 // number of syncs.
@@ -88,7 +90,7 @@ type simFigures struct {
 	CreateFailed, CreateLost, NamespaceTerminating                    int
 	DeleteFailed, DeleteLost, NotFound                                int
 	Delivered, Duplicated, Dropped, Relists                           int
-	TTLSteps, BehindBack, KubeletSteps, SloppySyncs, NotOwnedRefused  int
+	TTLSteps, BehindBack, KubeletSteps, Adopted                       int
 	DrainSyncsMax                                                     int
 
 	EvidenceSyncs int // syncs that went ahead because evidence resolved the expectations
@@ -129,12 +131,11 @@ func (f *simFigures) add(s *simState) {
 	f.TTLSteps += s.ttlSteps
 	f.BehindBack += s.behindBack
 	f.KubeletSteps += s.kubeletSteps
-	f.SloppySyncs += s.sloppySyncs
-	f.NotOwnedRefused += s.notOwned
+	f.Adopted += s.adopted
 	f.DrainSyncsMax = max(f.DrainSyncsMax, s.drainSyncs)
 	f.EvidenceSyncs += s.evidence
 	o := &f.Overshoot[0]
-	if s.m.TrackCreations {
+	if s.track {
 		o = &f.Overshoot[1]
 	}
 	if s.overshootSteps > 0 {
@@ -157,9 +158,8 @@ func (f *simFigures) log(t *testing.T) {
 	t.Logf("API calls: %d creates (%d failed before, %d lost responses, %d NamespaceTerminating), "+
 		"%d deletes (%d failed, %d lost responses, %d NotFound)",
 		f.CreateCalls, f.CreateFailed, f.CreateLost, f.NamespaceTerminating, f.DeleteCalls, f.DeleteFailed, f.DeleteLost, f.NotFound)
-	t.Logf("informer: %d events delivered, %d duplicated, %d dropped, %d relists; "+
-		"%d syncs with foreign pods in the list, %d foreign victims refused",
-		f.Delivered, f.Duplicated, f.Dropped, f.Relists, f.SloppySyncs, f.NotOwnedRefused)
+	t.Logf("informer: %d events delivered, %d duplicated, %d dropped, %d relists; %d orphans adopted",
+		f.Delivered, f.Duplicated, f.Dropped, f.Relists, f.Adopted)
 	t.Logf("syncs let through by evidence (EvidenceFirst) %d; longest drain %d syncs", f.EvidenceSyncs, f.DrainSyncsMax)
 	for i, mode := range []string{"counted", "tracked"} {
 		o := f.Overshoot[i]
@@ -178,24 +178,22 @@ type simState struct {
 	rs      *appsv1.ReplicaSet
 	key     string
 	tracker *expectations.Tracker
-	m       *reconcile.Manager
-	obs     *reconcile.Observer
+	ctrl    *reconcile.Controller[*appsv1.ReplicaSet]
+	track   bool
 	burst   int
 	lag     time.Duration
 	foreign map[string]bool // keys of pods of other controllers: never to be deleted
 
-	// The orphan may be deleted only after the controller listed it as its
-	// own: the Manager deletes orphans it is given, as upstream does with
-	// the orphans its claiming just adopted (Outcome.NotOwned).
-	orphanListed bool
+	// The orphan may be deleted only after the controller adopted it.
+	orphanAdopted bool
+	adoptedNow    int // pods adopted during the current step
 
 	drops     bool // events may be dropped (TestSimDroppedEvents)
 	allowLost bool // create responses may be lost
-	sloppy    bool // the controller lists every matching pod as its own
 
 	steps, syncs, managed, blocked, expired     int
 	ttlSteps, behindBack, kubeletSteps          int
-	sloppySyncs, notOwned, drainSyncs, evidence int
+	adopted, drainSyncs, evidence               int
 	overshootSteps, overshootPods, overshootMax int
 	maxDesired                                  int
 }
@@ -211,44 +209,39 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	rs := cluster.NewReplicaSet("default", "web", int32(desired), labels)
 	s := &simState{
 		t: t, ctx: context.Background(), c: c, rs: rs, key: "default/web",
-		tracker: expectations.New(expectations.Options{
-			Clock:        c.Clock,
-			Policy:       rapid.SampledFrom([]expectations.ExpiryPolicy{expectations.ExpireAfterTTL, expectations.EvidenceFirst}).Draw(t, "policy"),
-			CacheVersion: c.Informer.LastSyncResourceVersion,
-		}),
 		burst:      rapid.IntRange(1, 8).Draw(t, "burst"),
 		lag:        rapid.SampledFrom([]time.Duration{0, time.Second, 20 * time.Second, simMaxLag}).Draw(t, "lag"),
 		foreign:    map[string]bool{},
 		drops:      drops,
 		allowLost:  drops || rapid.Bool().Draw(t, "allowLostCreates"),
 		maxDesired: desired,
+		track:      rapid.Bool().Draw(t, "trackCreations"),
 	}
 	seq := 0
-	s.m = &reconcile.Manager{
-		Pods: c.Client, Expectations: s.tracker, BurstReplicas: s.burst, Clock: c.Clock,
-		TrackCreations: rapid.Bool().Draw(t, "trackCreations"),
-		// Called sequentially within one call, and calls do not overlap here.
-		NameGenerator: func(prefix string) string { seq++; return prefix + strconv.Itoa(seq) },
+	cfg := reconcile.ReplicaSets()
+	cfg.Owners = oneOwner{s.rs}
+	cfg.Pods = informerPods(c)
+	cfg.Control = c.Client
+	cfg.Patcher = &recPatcher{api: c.API}
+	cfg.WriteStatus = s.writeStatus
+	cfg.Clock = c.Clock
+	cfg.BurstReplicas = s.burst
+	cfg.TrackCreations = s.track
+	// Called sequentially within one call, and calls do not overlap here.
+	cfg.NameGenerator = func(prefix string) string { seq++; return prefix + strconv.Itoa(seq) }
+	cfg.Expectations = expectations.Options{
+		Policy:       rapid.SampledFrom([]expectations.ExpiryPolicy{expectations.ExpireAfterTTL, expectations.EvidenceFirst}).Draw(t, "policy"),
+		CacheVersion: c.Informer.LastSyncResourceVersion,
 	}
-	s.obs = &reconcile.Observer{
-		Expectations: s.tracker,
-		Resolve: func(ns string, ref metav1.OwnerReference) (reconcile.Owned, bool) {
-			if ns != rs.Namespace || ref.Name != rs.Name || ref.UID != rs.UID {
-				return reconcile.Owned{}, false
-			}
-			return reconcile.Owned{Key: s.key}, true
-		},
-		Match: func(p *corev1.Pod) []string {
-			if p.Namespace == rs.Namespace && podutil.HasLabels(p.Labels, labels) {
-				return []string{s.key}
-			}
-			return nil
-		},
+	ctrl, err := reconcile.NewController(cfg)
+	if err != nil {
+		t.Fatalf("NewController: %v", err)
 	}
+	s.ctrl, s.tracker = ctrl, ctrl.Expectations()
 	c.Informer.Handler = cluster.Handler{
-		OnAdd:    func(p *corev1.Pod) { s.obs.PodAdded(p) },
-		OnUpdate: func(o, p *corev1.Pod) { s.obs.PodUpdated(o, p) },
-		OnDelete: func(p *corev1.Pod) { s.obs.PodDeleted(p) },
+		OnAdd:    func(p *corev1.Pod) { s.ctrl.PodAdded(p) },
+		OnUpdate: func(o, p *corev1.Pod) { s.ctrl.PodUpdated(o, p) },
+		OnDelete: func(p *corev1.Pod) { s.ctrl.PodDeleted(p) },
 	}
 
 	// Pods the controller does not own, all matching its selector: an
@@ -307,22 +300,13 @@ func (s *simState) live() int {
 	return n
 }
 
-// claimed is what the controller lists from its cache: its own
-// pods, or — when sloppy — every pod matching the selector: the orphan, as
-// if claiming had adopted it (there is no patch here, so its object still
-// lacks the ownerRef, as the object upstream's claiming returns does), and
-// pods of other controllers, as a caller that forgot to claim would list.
-func (s *simState) claimed(context.Context) ([]*corev1.Pod, error) {
-	var out []*corev1.Pod
-	for _, p := range s.c.Informer.Pods() {
-		if s.owned(p) || (s.sloppy && p.Labels["app"] == "web") {
-			out = append(out, p)
-			if cluster.ControllerOf(p) == nil {
-				s.orphanListed = true
-			}
-		}
+// writeStatus checks the status computed from a sync's result.
+func (s *simState) writeStatus(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+	st := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
+	if int(st.Replicas) != len(res.Active) || st.ReadyReplicas > st.Replicas {
+		s.t.Fatalf("status %+v does not match %d active pods", st, len(res.Active))
 	}
-	return out, nil
+	return nil
 }
 
 // sync is one pass of the controller loop, with the per-sync invariants.
@@ -333,7 +317,14 @@ func (s *simState) sync() {
 	expired := pending && s.c.Clock.Now().Sub(snap.Since) > expectations.DefaultTTL
 	before := s.c.Client.Stats()
 
-	res, err := s.m.Sync(s.ctx, reconcile.SyncRequest{Owner: reconcile.ReplicaSetOwner(s.rs), Pods: s.claimed})
+	orphans := map[string]bool{} // orphans in the API before the sync
+	pods, _ := s.c.API.List()
+	for _, p := range pods {
+		if cluster.ControllerOf(p) == nil {
+			orphans[p.Name] = true
+		}
+	}
+	res, err := s.ctrl.Sync(s.ctx, s.key)
 
 	after := s.c.Client.Stats()
 	creates, deletes := after.Creates-before.Creates, after.Deletes-before.Deletes
@@ -341,8 +332,15 @@ func (s *simState) sync() {
 	if res.Managed {
 		s.managed++
 	}
-	if s.sloppy {
-		s.sloppySyncs++
+	for _, p := range res.Adopted {
+		if !orphans[p.Name] {
+			continue // adopted again from a cache that lags the first adoption
+		}
+		s.adopted++
+		s.adoptedNow++
+		if p.Name == "orphan" {
+			s.orphanAdopted = true
+		}
 	}
 	if !res.Satisfied {
 		s.blocked++
@@ -350,8 +348,13 @@ func (s *simState) sync() {
 	if expired {
 		s.expired++
 	}
-	if err != nil {
+	// A manage error (an injected fault) is the sync's error;
+	// any other error means the sync did not run to the end.
+	if err != nil && res.ManageErr == nil {
 		t.Fatalf("sync did not run to the end: %v", err)
+	}
+	if errors.Is(err, reconcile.ErrTerminal) {
+		t.Fatalf("terminal error: %v", err)
 	}
 	// never more than the burst per sync.
 	if creates > s.burst || deletes > s.burst {
@@ -375,28 +378,17 @@ func (s *simState) sync() {
 		t.Fatalf("sync did not manage although nothing was pending: %s", snap)
 	}
 	for _, v := range res.Outcome.Victims {
-		if cluster.ControllerOf(v) != nil && !s.owned(v) && !containsPod(res.Outcome.NotOwned, v) {
-			t.Fatalf("victim %s of another controller was not refused", cluster.Key(v))
+		if ref := cluster.ControllerOf(v); ref != nil && ref.UID != s.rs.UID {
+			t.Fatalf("victim %s of another controller", cluster.Key(v))
 		}
 	}
-	s.notOwned += len(res.Outcome.NotOwned)
-	st := status.Calculate(s.rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
-	if int(st.Replicas) != len(res.Active) || st.ReadyReplicas > st.Replicas {
-		t.Fatalf("status %+v does not match %d active pods", st, len(res.Active))
+	if len(res.Outcome.NotOwned) > 0 {
+		t.Fatalf("claiming let %d pods of other controllers through", len(res.Outcome.NotOwned))
 	}
-}
-
-func containsPod(pods []*corev1.Pod, p *corev1.Pod) bool {
-	for _, q := range pods {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // checkForeign fails if a pod of another controller was deleted, or the
-// orphan before the controller listed it as its own.
+// orphan before the controller adopted it.
 func (s *simState) checkForeign() {
 	gone := func(name string) bool {
 		p, ok := s.c.API.Get("default", name)
@@ -407,8 +399,8 @@ func (s *simState) checkForeign() {
 			s.t.Fatalf("pod %s of another controller was deleted", key)
 		}
 	}
-	if !s.orphanListed && gone("orphan") {
-		s.t.Fatalf("the orphan was deleted although the controller never listed it")
+	if !s.orphanAdopted && gone("orphan") {
+		s.t.Fatalf("the orphan was deleted although the controller never adopted it")
 	}
 }
 
@@ -416,6 +408,7 @@ func (s *simState) checkForeign() {
 func (s *simState) step() {
 	t := s.t
 	prevLive := s.live()
+	s.adoptedNow = 0
 	action := rapid.SampledFrom(s.actions()).Draw(t, "action")
 	switch action {
 	case "scale":
@@ -447,8 +440,6 @@ func (s *simState) step() {
 		s.c.Informer.Relist()
 	case "faults":
 		s.setFaults()
-	case "sloppy":
-		s.sloppy = !s.sloppy
 	case "kubelet":
 		s.c.Kubelet.Step()
 		s.kubeletSteps++
@@ -473,14 +464,15 @@ func (s *simState) step() {
 	s.steps++
 
 	s.checkForeign()
-	if live, bound := s.live(), max(s.desired(), prevLive); live > bound {
+	// An adoption adds a live pod without a create.
+	if live, bound := s.live(), max(s.desired(), prevLive)+s.adoptedNow; live > bound {
 		if !s.allowLost {
 			t.Fatalf("after %q: %d live pods, more than max(desired %d, previous %d) without lost responses or drops",
 				action, live, s.desired(), prevLive)
 		}
 		// Issue 7: tracked creations retry a lost create under its name,
 		// which meets AlreadyExists instead of making a second pod.
-		if s.m.TrackCreations && !s.drops {
+		if s.track && !s.drops {
 			t.Fatalf("after %q: %d live pods, more than max(desired %d, previous %d) with tracked creations",
 				action, live, s.desired(), prevLive)
 		}
@@ -492,7 +484,7 @@ func (s *simState) step() {
 
 func (s *simState) actions() []string {
 	a := []string{"scale", "sync", "sync2", "sync3", "clock", "deliver", "duplicate", "relist",
-		"faults", "sloppy", "kubelet", "deleteBehindBack"}
+		"faults", "kubelet", "deleteBehindBack"}
 	if s.drops {
 		a = append(a, "drop")
 	}
@@ -535,7 +527,6 @@ func (s *simState) setFaults() {
 func (s *simState) drain() {
 	t := s.t
 	s.c.Client.Faults = cluster.Faults{}
-	s.sloppy = false
 	if s.drops {
 		s.c.Informer.Relist()
 	}
@@ -559,8 +550,9 @@ func (s *simState) drain() {
 			s.c.Clock.Step(expectations.DefaultTTL + time.Second)
 		}
 		prev := s.live()
+		s.adoptedNow = 0
 		s.sync()
-		if live := s.live(); live > max(s.desired(), prev) {
+		if live := s.live(); live > max(s.desired(), prev)+s.adoptedNow {
 			t.Fatalf("drain sync overshot: %d live, desired %d, before %d", live, s.desired(), prev)
 		}
 	}

@@ -2,191 +2,229 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
-// SyncRequest is the input of [Manager.Sync]: the owner, as read from the
-// cache, and how to get its pods. The caller has already handled an owner
-// that no longer exists (R-10.2: [Observer.OwnerDeleted], no Sync) and
-// an invalid selector.
-type SyncRequest struct {
-	// Owner is the owner to sync.
+// SyncResult reports what [Controller.Sync] saw and did. Config.WriteStatus
+// receives it (RequeueAfter still 0) to compute the status; Sync returns
+// it complete. Its slices are new; the pods in them are the caller's, or
+// the PodControl's and PodPatcher's returns.
+type SyncResult struct {
+	// Owner is what Config.Describe said about the owner, with Key, Object
+	// and Kind filled in.
 	Owner Owner
 	// Deleting reports that the owner has a deletion timestamp: its pods
-	// are then counted but neither created nor deleted.
+	// are counted but neither created, deleted, adopted nor released
+	//
 	Deleting bool
-	// MinReadySeconds is the owner's minReadySeconds, for the available
-	// count and the availability requeue.
-	MinReadySeconds int32
-	// Pods returns the owner's claimed pods in any state: the
-	// pods whose controller ownerRef names the owner and whose labels match
-	// its selector, plus the orphans the caller adopted. Sync splits them
-	// into active and terminating pods. It is called once, after the
-	// expectations were checked, and is required; its error ends
-	// the sync.
-	Pods func(ctx context.Context) ([]*corev1.Pod, error)
-	// Related returns the pods whose nodes count towards the deletion rank
-	// e.g. the pods of every ReplicaSet that shares the owner's
-	// controller. It is called only when pods must be deleted. Nil means
-	// none (every rank 0, as for a bare ReplicaSet). An error is reported
-	// in SyncResult.RelatedErr and the deletion proceeds with zero ranks, as
-	// upstream logs and carries on.
-	Related func(ctx context.Context) ([]*corev1.Pod, error)
-}
-
-// SyncResult reports what [Manager.Sync] saw and did. Its slices are new;
-// the pods in them are the caller's.
-type SyncResult struct {
 	// Satisfied is the expectations check made before the pods were read
-	// Expectations.Satisfied.
+	//
 	Satisfied bool
-	// Expectations is that check in full (expectations.Tracker.Check):
-	// why the owner is or is not satisfied, e.g. Expired or
-	// ResolvedByEvidence, and the pending counts at that moment.
+	// Expectations is that check in full: why the owner is or is not
+	// satisfied, e.g. Expired or ResolvedByEvidence, and the pending counts
+	// at that moment.
 	Expectations expectations.Status
-	// Managed reports that ManageReplicas ran: Satisfied and not Deleting
-	// . Outcome and ManageErr are its results.
-	Managed bool
-	// Outcome is what ManageReplicas did; the zero Outcome when it did
-	// not run.
-	Outcome Outcome
-	// ManageErr is the error of the manage step (ManageReplicas), nil when
-	// it succeeded or did not run. It is reported here only: Sync itself
-	// returns a nil error when the manage step failed, because the sync
-	// still ran to the end and the result is complete. The caller must, in
-	// this order:
-	//  1. compute and write the status with it (status.Calculate's manageErr,
-	//     or status.SetReplicaFailure for a custom resource), so that a
-	//     ReplicaFailure condition reports it;
-	//  2. return the status write error, if the write failed;
-	//  3. otherwise return ManageErr, if it is non-nil, so that its
-	//     workqueue retries the owner with backoff;
-	//  4. otherwise honour Requeue.
-	ManageErr error
-	// RelatedErr is the error of SyncRequest.Related, if it was called and
-	// failed; the deletion then used zero ranks.
-	RelatedErr error
-	// Active and Terminating are the pods SyncRequest.Pods returned that
-	// are active and terminating, in their order; nil when
-	// there are none. Pass them to status.Calculate.
+	// Adopted are the orphans adopted in this sync, as the PodPatcher
+	// returned them; Released are the owner's pods released because they
+	// stopped matching the selector.
+	Adopted, Released []*corev1.Pod
+	// Active and Terminating are the owner's claimed pods that are active
+	// (R-5.1, adopted orphans included) and terminating (R-5.2, owned and
+	// matching only, R-10.5), in listing order; nil when there are none.
+	// For a ReplicaSet, pass them to status.Calculate.
 	Active, Terminating []*corev1.Pod
 	// Diff is len(Active) − Owner.Replicas, the diff a status condition
 	// reason is chosen by (R-8.4, status.SetReplicaFailure).
 	Diff int
+	// Managed reports that the manage step ran: Satisfied and not Deleting
+	// . Outcome and ManageErr are its results.
+	Managed bool
+	// Outcome is what the manage step did; the zero Outcome when it did
+	// not run.
+	Outcome Outcome
+	// ManageErr is the manage step's error, nil when it succeeded or did
+	// not run. WriteStatus puts it in the ReplicaFailure condition
+	// (status.Calculate's manageErr, status.SetReplicaFailure); Sync returns
+	// it when the status write succeeded.
+	ManageErr error
+	// RelatedErr is the error of Config.Related (or of the default related
+	// lookup), if it was called and failed; the deletion then used zero
+	// ranks, as upstream.
+	RelatedErr error
 	// Counts are the replica counts of Active and Terminating at Now
 	// for a custom resource's status.
 	Counts status.Counts
-	// Now is the single clock reading the status must be computed at
-	// taken after the manage step.
+	// Now is the single clock reading the status is computed at,
+	// taken after the manage step.
 	Now time.Time
-	// Requeue and RequeueAfter are the availability requeue: sync
-	// the owner again after RequeueAfter so that ready pods become
-	// available once MinReadySeconds have passed. Requeue is false when the
-	// manage step failed, when MinReadySeconds <= 0, or when every ready
-	// pod is available. The delay is measured from a clock reading taken
-	// at the end of Sync. Upstream requeues only when its status write
-	// also succeeded: a caller whose status write fails returns that error
-	// (and its workqueue retries with backoff) instead of honouring Requeue.
-	Requeue      bool
+	// RequeueAfter > 0 asks the caller to sync the owner again after that
+	// long, so that ready pods are counted available once MinReadySeconds
+	// have passed. It is set only when the status write and the
+	// manage step succeeded, MinReadySeconds > 0 and some ready pod is not
+	// yet available. Where upstream requeues with no delay (the wait has
+	// already passed), it is 1ns: still > 0, still at once.
 	RequeueAfter time.Duration
 }
 
-// Sync runs one sync of an owner in upstream's order (SPEC §10), minus
-// what needs an API client: listing (SyncRequest.Pods), claiming, and the
-// status write, which the caller does with the result.
+// Sync runs one sync of the owner with key "namespace/name" (or "name" for
+// a cluster-scoped owner) in upstream's order (SPEC §10):
 //
-//  1. The owner's expectations are checked, before the pods are
-//     read, so that a pod observed in between cannot be missed.
-//  2. The pods are read and split into active and terminating.
-//  3. ManageReplicas runs when the expectations are satisfied and the owner
-//     is not being deleted.
-//  4. The clock is read once for the counts, and the availability
-//     requeue decided.
+//  1. The owner is read from the cache (Owners.Get). NotFound: everything
+//     remembered for it is forgotten and Sync returns a zero
+//     result and nil.
+//  2. The expectations are checked, before the pods are read.
+//  3. The owner is described and its selector parsed; an invalid owner or
+//     selector is an [ErrTerminal] error.
+//  4. The namespace's pods are listed (Pods.List) and claimed: adoption and
+//     release through Config.Patcher. A listing or
+//     claim error ends the sync here, before the manage step and the
+//     status write.
+//  5. The manage step ([Manager.ManageReplicas] semantics) runs when the
+//     expectations are satisfied and the owner is not being deleted
+//     with the related pods when pods must be deleted.
+//  6. The clock is read once, the pods counted, and
+//     Config.WriteStatus called.
+//  7. The error is the status write's, else the manage step's, else nil;
+//     only then is the availability requeue offered (RequeueAfter, R-10.8).
 //
-// Sync's error is non-nil only when the sync did not run to the end: for an
-// invalid request (invalid Owner, nil Pods), in which case nothing was
-// called, or when SyncRequest.Pods failed, in which case ManageReplicas was
-// not called. The result is then incomplete: the caller must not write a
-// status from it, and returns the error so that its workqueue retries.
+// Sync returns one error; errors.Is(err, ErrTerminal) says that retrying
+// cannot help. Two Syncs of the same key must not run at once (a
+// workqueue's guarantee); Syncs of different keys and events may.
 //
-// A failed manage step is not an error of Sync: it is reported only in
-// SyncResult.ManageErr, with a complete result. When Sync returns nil, the
-// caller, in this order:
-//  1. computes the status from the result with SyncResult.ManageErr
-//     (status.Calculate and status.NeedsUpdate for a ReplicaSet; Counts and
-//     status.SetReplicaFailure for a custom resource) and writes it;
-//  2. returns a status write error, if any;
-//  3. otherwise returns SyncResult.ManageErr, if non-nil;
-//  4. otherwise honours Requeue.
-//
-// In code:
-//
-//	res, err := m.Sync(ctx, req)
-//	if err != nil {
-//		return err
-//	}
-//	if err := writeStatus(status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, opts)); err != nil {
-//		return err
-//	}
-//	if res.ManageErr != nil {
-//		return res.ManageErr
-//	}
-//	if res.Requeue { // never set when the manage step failed
-//		queue.AddAfter(key, res.RequeueAfter)
-//	}
-//	return nil
-//
-// Sync is safe for concurrent use under the Manager's rule: one call per
-// owner key at a time.
-func (m *Manager) Sync(ctx context.Context, req SyncRequest) (SyncResult, error) {
-	o := &req.Owner
-	if err := o.validate(); err != nil {
-		return SyncResult{}, err
+// Deliberate differences from upstream: an invalid selector and a malformed
+// key are reported as [ErrTerminal] errors (upstream logs the first and
+// returns nil, and retries the second forever); a failed live re-read
+// before adoption is reported once, not once per orphan; a nil or empty
+// selector claims nothing (upstream's claim would take every pod with an
+// empty one, which API validation forbids for ReplicaSets); the clock is the
+// Config's, never the wall clock. Like upstream, the claimed active pods
+// include adopted orphans as they were listed (SyncResult.Adopted holds the
+// patched objects), and the status is computed from the pods listed before
+// the manage step.
+func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error) {
+	if !c.usable() {
+		return SyncResult{}, errors.New("reconcile: Sync on a Controller not built by NewController")
 	}
-	if req.Pods == nil {
-		return SyncResult{}, fmt.Errorf("reconcile: owner %s: SyncRequest.Pods is nil", o.Key)
-	}
-	check := m.Tracker().Check(o.Key)
-	res := SyncResult{Satisfied: check.Satisfied, Expectations: check}
-	all, err := req.Pods(ctx)
+	namespace, name, err := splitKey(key)
 	if err != nil {
-		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", o.Key, err)
+		return SyncResult{}, terminal(err)
 	}
-	res.Active = podrank.FilterActive(all)
-	res.Terminating = podrank.FilterTerminating(all)
+	obj, err := c.cfg.Owners.Get(namespace, name)
+	if apierrors.IsNotFound(err) {
+		c.forget(key)
+		return SyncResult{}, nil
+	}
+	if err != nil {
+		return SyncResult{}, fmt.Errorf("reconcile: owner %s: reading the owner: %w", key, err)
+	}
+	if isNilValue(obj) {
+		return SyncResult{}, fmt.Errorf("reconcile: owner %s: Owners.Get returned neither an owner nor an error", key)
+	}
+	c.remember(key)
+	// before the pods are read, so that a pod observed in between
+	// cannot be missed.
+	check := c.tracker.Check(key)
+	res := SyncResult{Satisfied: check.Satisfied, Expectations: check, Deleting: obj.GetDeletionTimestamp() != nil}
+
+	o, err := c.describe(key, obj)
+	if err != nil {
+		return res, terminal(err)
+	}
+	res.Owner = o
+	selector, err := selectorOf(o.Selector)
+	if err != nil {
+		return res, terminal(fmt.Errorf("reconcile: owner %s: invalid selector: %w", key, err))
+	}
+
+	all, err := c.cfg.Pods.List(namespace)
+	if err != nil {
+		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", key, err)
+	}
+	cl := claimer[T]{c: c, owner: obj, key: key, selector: selector}
+	claimed, err := cl.claimPods(ctx, all)
+	res.Adopted, res.Released = claimed.adopted, claimed.released
+	if err != nil {
+		return res, err
+	}
+	res.Active, res.Terminating = claimed.active, claimed.terminating
 	res.Diff = len(res.Active) - int(o.Replicas)
 
-	if res.Satisfied && !req.Deleting {
+	if res.Satisfied && !res.Deleting {
 		var related []*corev1.Pod
-		if req.Related != nil && res.Diff > 0 {
-			related, res.RelatedErr = req.Related(ctx)
+		if res.Diff > 0 {
+			related, res.RelatedErr = c.related(ctx, obj, &o)
 			if res.RelatedErr != nil {
 				related = nil
 			}
 		}
 		res.Managed = true
-		res.Outcome, res.ManageErr = m.ManageReplicas(ctx, *o, res.Active, related)
+		res.Outcome, res.ManageErr = c.manager.ManageReplicas(ctx, o, res.Active, related)
 	}
 
-	res.Now = m.now()
-	var labels map[string]string
+	res.Now = c.manager.now()
+	var templateLabels map[string]string
 	if o.Template != nil {
-		labels = o.Template.Labels
+		templateLabels = o.Template.Labels
 	}
-	res.Counts = status.Count(res.Active, res.Terminating, labels, req.MinReadySeconds, res.Now)
+	res.Counts = status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
+	if err := c.cfg.WriteStatus(ctx, obj, res); err != nil {
+		return res, fmt.Errorf("reconcile: owner %s: writing status: %w", key, err)
+	}
 	if res.ManageErr != nil {
-		// no availability requeue after a failed manage step. The
-		// sync still ran to the end, so the error is not Sync's.
-		return res, nil
+		return res, fmt.Errorf("reconcile: owner %s: %w", key, res.ManageErr)
 	}
-	res.RequeueAfter, res.Requeue = status.RequeueAfter(res.Counts.Ready, res.Counts.Available,
-		res.Active, req.MinReadySeconds, res.Now, m.now())
+	if d, ok := status.RequeueAfter(res.Counts.Ready, res.Counts.Available, res.Active, o.MinReadySeconds, res.Now, c.manager.now()); ok {
+		res.RequeueAfter = max(d, time.Nanosecond)
+	}
 	return res, nil
+}
+
+// describe calls Config.Describe and completes and checks its answer.
+func (c *Controller[T]) describe(key string, obj T) (Owner, error) {
+	o, err := c.cfg.Describe(obj)
+	if err != nil {
+		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe: %w", key, err)
+	}
+	switch {
+	case o.Key == "":
+		o.Key = key
+	case o.Key != key:
+		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned key %q; it must be empty or %q", key, o.Key, key)
+	}
+	if isNil(o.Object) {
+		o.Object = obj
+	} else if o.Object.GetUID() != obj.GetUID() {
+		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned another object (uid %s, want %s)", key, o.Object.GetUID(), obj.GetUID())
+	}
+	if o.Kind.Empty() {
+		o.Kind = c.cfg.Kind
+	} else if o.Kind.Kind != c.cfg.Kind.Kind {
+		// Pods created with that kind would never resolve to this owner.
+		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned kind %s; Config.Kind is %s", key, o.Kind, c.cfg.Kind)
+	}
+	if err := o.validate(); err != nil {
+		return Owner{}, err
+	}
+	return o, nil
+}
+
+// splitKey splits "namespace/name" or "name".
+func splitKey(key string) (namespace, name string, err error) {
+	parts := strings.Split(key, "/")
+	switch {
+	case len(parts) == 1 && parts[0] != "":
+		return "", parts[0], nil
+	case len(parts) == 2 && parts[1] != "":
+		return parts[0], parts[1], nil
+	}
+	return "", "", fmt.Errorf("reconcile: malformed owner key %q: want \"namespace/name\" or \"name\"", key)
 }

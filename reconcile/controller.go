@@ -1,0 +1,113 @@
+package reconcile
+
+import (
+	"sync"
+
+	"github.com/reconcilekit/reconcilekit/expectations"
+)
+
+// Controller owns the wiring of a controller whose owners (of type T) own
+// pods: the expectations Tracker, the names of unconfirmed creations, the
+// handling of pod and owner events (SPEC §11), claiming and
+// the sync (SPEC §10). Informer handlers call its event methods and enqueue
+// the returned [Request]s; workers call [Controller.Sync] with the keys.
+//
+// Build it with [NewController]; the zero Controller is not usable (its
+// methods return nothing or an error). A Controller is safe for concurrent
+// use: events from any number of informer goroutines, Sync from any number
+// of workers, as long as no two Syncs of the same key run at once — the
+// guarantee a workqueue gives.
+type Controller[T Object] struct {
+	cfg     Config[T]
+	tracker *expectations.Tracker
+	manager *Manager
+
+	mu    sync.Mutex
+	known map[string]struct{} // owner keys with any state in tracker or manager
+}
+
+// NewController validates cfg and returns a Controller built from it. A
+// missing required field is an error that names it; there is no default
+// Kind. The Config is copied: later changes to cfg do not reach the
+// Controller.
+func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	opts := cfg.Expectations
+	if opts.Clock == nil && cfg.Clock != nil {
+		opts.Clock = cfg.Clock
+	}
+	tracker := expectations.New(opts)
+	return &Controller[T]{
+		cfg:     cfg,
+		tracker: tracker,
+		manager: &Manager{
+			Pods:           cfg.Control,
+			Expectations:   tracker,
+			BurstReplicas:  cfg.BurstReplicas,
+			Clock:          cfg.Clock,
+			Ranking:        cfg.Ranking,
+			SlowStart:      cfg.SlowStart,
+			TrackCreations: cfg.TrackCreations,
+			NameGenerator:  cfg.NameGenerator,
+			Hooks:          cfg.Hooks,
+			requireNames:   true,
+		},
+		known: make(map[string]struct{}),
+	}, nil
+}
+
+// Expectations returns the Controller's expectations Tracker, for
+// snapshots ("why is this owner waiting?") and metrics. Changing its
+// records by hand defeats the Controller's bookkeeping.
+func (c *Controller[T]) Expectations() *expectations.Tracker {
+	if c == nil {
+		return nil
+	}
+	return c.tracker
+}
+
+// Len returns how many owner keys the Controller holds state for:
+// expectation records (counts, key sets, write records) or names of
+// unconfirmed creations. Deleting an owner ([Controller.OwnerDeleted], or a
+// Sync that finds it gone) drops its state, so once every owner is deleted
+// Len is 0: a leak test asserts on it.
+func (c *Controller[T]) Len() int {
+	if !c.usable() {
+		return 0
+	}
+	c.mu.Lock()
+	keys := make([]string, 0, len(c.known))
+	for k := range c.known {
+		keys = append(keys, k)
+	}
+	c.mu.Unlock()
+	n := 0
+	for _, k := range keys {
+		if _, _, ok := c.tracker.Pending(k); ok || c.manager.hasUncertain(k) {
+			n++
+		}
+	}
+	return n
+}
+
+// remember notes that the Controller may hold state for key.
+func (c *Controller[T]) remember(key string) {
+	c.mu.Lock()
+	c.known[key] = struct{}{}
+	c.mu.Unlock()
+}
+
+// forget drops everything the Controller holds for key: expectations
+// (counts, key sets, write records) and names of unconfirmed creations.
+func (c *Controller[T]) forget(key string) {
+	c.tracker.Delete(key)
+	c.manager.Forget(key)
+	c.mu.Lock()
+	delete(c.known, key)
+	c.mu.Unlock()
+}
+
+// usable reports whether c was built by NewController.
+func (c *Controller[T]) usable() bool { return c != nil && c.tracker != nil }

@@ -1,0 +1,334 @@
+package reconcile_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/reconcilekit/reconcilekit/internal/cluster"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// The fakes a Controller is built from in these tests: owners in a map,
+// pods in a slice (or a simulated cluster's informer cache), a patcher that
+// applies adoption and release patches, and a recording status writer.
+
+var rsResource = schema.GroupResource{Group: "apps", Resource: "replicasets"}
+
+// recOwners is an Owners of ReplicaSets kept in maps; safe for concurrent
+// use. GetLive answers from live when an entry is there, else from cache.
+type recOwners struct {
+	mu        sync.Mutex
+	cache     map[string]*appsv1.ReplicaSet
+	live      map[string]*appsv1.ReplicaSet
+	getErr    error // returned by Get (instead of NotFound) when set
+	listErr   error
+	liveErr   error
+	liveCalls int
+}
+
+var _ reconcile.Owners[*appsv1.ReplicaSet] = (*recOwners)(nil)
+
+func newRecOwners(rss ...*appsv1.ReplicaSet) *recOwners {
+	o := &recOwners{cache: map[string]*appsv1.ReplicaSet{}, live: map[string]*appsv1.ReplicaSet{}}
+	for _, rs := range rss {
+		o.set(rs)
+	}
+	return o
+}
+
+func (o *recOwners) set(rs *appsv1.ReplicaSet) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cache[reconcile.OwnerKey(rs.Namespace, rs.Name)] = rs
+}
+
+func (o *recOwners) remove(rs *appsv1.ReplicaSet) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.cache, reconcile.OwnerKey(rs.Namespace, rs.Name))
+}
+
+func (o *recOwners) setLive(rs *appsv1.ReplicaSet) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.live[reconcile.OwnerKey(rs.Namespace, rs.Name)] = rs
+}
+
+func (o *recOwners) Get(namespace, name string) (*appsv1.ReplicaSet, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.getErr != nil {
+		return nil, o.getErr
+	}
+	rs, ok := o.cache[reconcile.OwnerKey(namespace, name)]
+	if !ok {
+		return nil, apierrors.NewNotFound(rsResource, name)
+	}
+	return rs, nil
+}
+
+func (o *recOwners) List(namespace string) ([]*appsv1.ReplicaSet, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.listErr != nil {
+		return nil, o.listErr
+	}
+	var out []*appsv1.ReplicaSet
+	for _, rs := range o.cache {
+		if rs.Namespace == namespace {
+			out = append(out, rs)
+		}
+	}
+	slices.SortFunc(out, func(a, b *appsv1.ReplicaSet) int { return cmpString(a.Name, b.Name) })
+	return out, nil
+}
+
+func (o *recOwners) GetLive(_ context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.liveCalls++
+	if o.liveErr != nil {
+		return nil, o.liveErr
+	}
+	key := reconcile.OwnerKey(namespace, name)
+	if rs, ok := o.live[key]; ok {
+		return rs, nil
+	}
+	if rs, ok := o.cache[key]; ok {
+		return rs, nil
+	}
+	return nil, apierrors.NewNotFound(rsResource, name)
+}
+
+func (o *recOwners) liveReads() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.liveCalls
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// recPodList is a Pods over a slice; safe for concurrent use.
+type recPodList struct {
+	mu    sync.Mutex
+	pods  []*corev1.Pod
+	err   error
+	calls int
+}
+
+func (l *recPodList) List(namespace string) ([]*corev1.Pod, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+	if l.err != nil {
+		return nil, l.err
+	}
+	var out []*corev1.Pod
+	for _, p := range l.pods {
+		if p == nil || p.Namespace == namespace { // nil passes: the Controller must cope
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// podsFunc adapts a function to reconcile.Pods.
+type podsFunc func(namespace string) ([]*corev1.Pod, error)
+
+func (f podsFunc) List(namespace string) ([]*corev1.Pod, error) { return f(namespace) }
+
+// informerPods lists a simulated cluster's informer cache.
+func informerPods(c *cluster.Cluster) reconcile.Pods {
+	return podsFunc(func(namespace string) ([]*corev1.Pod, error) {
+		var out []*corev1.Pod
+		for _, p := range c.Informer.Pods() {
+			if p.Namespace == namespace {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	})
+}
+
+// patchCall is one PatchPod call as the recPatcher saw it.
+type patchCall struct {
+	Pod  string // pod key
+	Data string
+}
+
+// recPatcher applies adoption and release patches: to the pod in api when
+// set (Get, apply, Update), else to a copy of the pod passed in. Err, if
+// set, decides a call's error first. A patch whose metadata.uid differs
+// from the pod's UID fails with Conflict, as the API server's precondition.
+type recPatcher struct {
+	api *cluster.API
+	Err func(pod *corev1.Pod, data []byte) error
+
+	mu    sync.Mutex
+	calls []patchCall
+}
+
+func (r *recPatcher) PatchPod(_ context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+	r.mu.Lock()
+	r.calls = append(r.calls, patchCall{Pod: reconcile.PodKey(pod), Data: string(data)})
+	r.mu.Unlock()
+	if r.Err != nil {
+		if err := r.Err(pod, data); err != nil {
+			return nil, err
+		}
+	}
+	cur := pod.DeepCopy()
+	if r.api != nil {
+		got, ok := r.api.Get(pod.Namespace, pod.Name)
+		if !ok {
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, pod.Name)
+		}
+		cur = got
+	}
+	if err := applyOwnerPatch(cur, data); err != nil {
+		return nil, err
+	}
+	if r.api != nil {
+		return r.api.Update(cur)
+	}
+	return cur, nil
+}
+
+func (r *recPatcher) recorded() []patchCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]patchCall(nil), r.calls...)
+}
+
+// applyOwnerPatch applies the two strategic-merge patch shapes the
+// Controller sends: add ownerReferences (merged by uid), or delete the one
+// with a uid ("$patch": "delete"); metadata.uid is a precondition.
+func applyOwnerPatch(pod *corev1.Pod, data []byte) error {
+	var p struct {
+		Metadata struct {
+			UID             types.UID        `json:"uid"`
+			OwnerReferences []map[string]any `json:"ownerReferences"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if p.Metadata.UID != pod.UID {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name,
+			fmt.Errorf("precondition failed: uid %s, pod has %s", p.Metadata.UID, pod.UID))
+	}
+	for _, ref := range p.Metadata.OwnerReferences {
+		uid := types.UID(fmt.Sprint(ref["uid"]))
+		pod.OwnerReferences = slices.DeleteFunc(pod.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == uid })
+		if ref["$patch"] == "delete" {
+			continue
+		}
+		raw, _ := json.Marshal(ref)
+		var or metav1.OwnerReference
+		if err := json.Unmarshal(raw, &or); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		pod.OwnerReferences = append(pod.OwnerReferences, or)
+	}
+	return nil
+}
+
+// recStatus records the WriteStatus calls; err, if set, is their error.
+type recStatus struct {
+	mu    sync.Mutex
+	err   error
+	calls []reconcile.SyncResult
+}
+
+func (s *recStatus) write(_ context.Context, _ *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, res)
+	return s.err
+}
+
+func (s *recStatus) writes() []reconcile.SyncResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]reconcile.SyncResult(nil), s.calls...)
+}
+
+// recController is a Controller of ReplicaSets over the fakes above.
+type recController struct {
+	*reconcile.Controller[*appsv1.ReplicaSet]
+	owners  *recOwners
+	pods    *recPodList
+	control *recPods
+	patcher *recPatcher
+	status  *recStatus
+}
+
+// newRecController builds a Controller over owners, pods and a recPods;
+// tune, if non-nil, adjusts the Config first.
+func newRecController(t testing.TB, owners *recOwners, pods []*corev1.Pod, tune func(*reconcile.Config[*appsv1.ReplicaSet])) *recController {
+	t.Helper()
+	r := &recController{
+		owners:  owners,
+		pods:    &recPodList{pods: pods},
+		control: &recPods{},
+		patcher: &recPatcher{},
+		status:  &recStatus{},
+	}
+	cfg := reconcile.ReplicaSets()
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher, cfg.WriteStatus = r.owners, r.pods, r.control, r.patcher, r.status.write
+	if tune != nil {
+		tune(&cfg)
+	}
+	c, err := reconcile.NewController(cfg)
+	require.NoError(t, err)
+	r.Controller = c
+	return r
+}
+
+// oneOwner is the Owners of a single ReplicaSet, which the test may change
+// in place between calls: the cache and the live read both return it.
+type oneOwner struct{ rs *appsv1.ReplicaSet }
+
+func (o oneOwner) Get(namespace, name string) (*appsv1.ReplicaSet, error) {
+	if namespace != o.rs.Namespace || name != o.rs.Name {
+		return nil, apierrors.NewNotFound(rsResource, name)
+	}
+	return o.rs, nil
+}
+
+func (o oneOwner) List(namespace string) ([]*appsv1.ReplicaSet, error) {
+	if namespace != o.rs.Namespace {
+		return nil, nil
+	}
+	return []*appsv1.ReplicaSet{o.rs}, nil
+}
+
+func (o oneOwner) GetLive(_ context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
+	return o.Get(namespace, name)
+}
+
+// recOwnerMeta returns the metadata of owner name in "default", UID
+// "uid-<name>".
+func recOwnerMeta(name string) *metav1.ObjectMeta {
+	return &metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)}
+}
