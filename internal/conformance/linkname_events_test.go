@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	_ "unsafe" // go:linkname
 
 	"k8s.io/klog/v2"
@@ -40,3 +41,8 @@ func upstreamUpdateRS(rsc *replicaset.ReplicaSetController, logger klog.Logger, 
 //
 //go:linkname upstreamDeleteRS k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).deleteRS
 func upstreamDeleteRS(rsc *replicaset.ReplicaSetController, logger klog.Logger, obj interface{})
+
+// k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).processNextWorkItem
+//
+//go:linkname upstreamProcessNextWorkItem k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).processNextWorkItem
+func upstreamProcessNextWorkItem(rsc *replicaset.ReplicaSetController, ctx context.Context) bool

@@ -3,7 +3,9 @@ package conformance
 import (
 	"context"
 	"errors"
+	"flag"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -139,4 +141,29 @@ func requestsAsEnqueued(reqs []reconcile.Request) []enqueued {
 		out = append(out, enqueued{r.Key, r.After})
 	}
 	return out
+}
+
+// controllerChecksDivisor: the differential that drives two whole
+// controllers through a scenario costs about 13 ms a check under -race on
+// the 2-core machine (TestControllerMatchesReplicaSetController's rapid
+// line), several times a pure differential's check; it runs one check for
+// every controllerChecksDivisor of the module's knob (-rapid.checks).
+const controllerChecksDivisor = 2
+
+// withChecksDivided runs f with rapid's -rapid.checks divided by div (at
+// least 1), so that a heavy differential scales with the module's one knob
+// but runs fewer checks than the pure ones. The flag is restored
+// afterwards; the package's tests do not run in parallel, so nothing reads
+// it meanwhile.
+func withChecksDivided(div int, f func()) {
+	fl := flag.Lookup("rapid.checks")
+	old := fl.Value.String()
+	n, err := strconv.Atoi(old)
+	if err != nil {
+		f()
+		return
+	}
+	_ = fl.Value.Set(strconv.Itoa(max(1, n/div)))
+	defer func() { _ = fl.Value.Set(old) }()
+	f()
 }
