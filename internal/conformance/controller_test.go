@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,9 +145,9 @@ type cluster struct {
 	h       handlers
 	rv      int
 	mu      sync.Mutex
-	created int
-	// failCreate says which create calls (by call number, from 1) the
-	// API refuses, the same on both sides.
+	created map[string]int // create calls by GenerateName
+	// failCreate says which create calls (by call number of their
+	// GenerateName, from 1) the API refuses, the same on both sides.
 	failCreate map[int]bool
 }
 
@@ -154,20 +155,21 @@ type cluster struct {
 // would on create and the fake does not: a name from GenerateName, a UID,
 // the creation time (clk) and, so that the choice of pods to delete is one
 // total order whatever clock each controller ranks with, a distinct
-// pod-deletion-cost (the n-th pod created costs n: the oldest go first).
-// Both sides number their pods in creation order, so equal behaviour gives
-// equal names.
+// pod-deletion-cost (growing with n, the n-th pod created under a
+// GenerateName: the oldest go first). Both sides number the create calls of each
+// GenerateName (each ReplicaSet) in call order, so equal behaviour gives
+// equal names, whichever ReplicaSet syncs first.
 func newCluster(clk clock.PassiveClock, podIdx, rsIdx cache.Indexer) *cluster {
 	// NewSimpleClientset, not NewClientset: the latter's field-managed
 	// tracker builds a REST mapper on every write, three quarters of this
 	// test's time, and nothing here uses server-side apply.
 	//lint:ignore SA1019 see above
-	c := &cluster{client: fake.NewSimpleClientset(), podIdx: podIdx, rsIdx: rsIdx} //nolint:staticcheck
+	c := &cluster{client: fake.NewSimpleClientset(), podIdx: podIdx, rsIdx: rsIdx, created: map[string]int{}} //nolint:staticcheck
 	c.client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		pod := action.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
 		c.mu.Lock()
-		c.created++
-		n := c.created
+		c.created[pod.GenerateName]++
+		n := c.created[pod.GenerateName]
 		fail := c.failCreate[n]
 		c.mu.Unlock()
 		if fail {
@@ -187,7 +189,9 @@ func newCluster(clk clock.PassiveClock, podIdx, rsIdx cache.Indexer) *cluster {
 			if pod.Annotations == nil {
 				pod.Annotations = map[string]string{}
 			}
-			pod.Annotations[costAnnotation] = strconv.Itoa(n)
+			// Distinct across GenerateNames too: an adopted pod keeps
+			// its cost among its new owner's pods.
+			pod.Annotations[costAnnotation] = strconv.Itoa(100*n + len(pod.GenerateName))
 		}
 		return false, nil, nil // the tracker stores it
 	})
@@ -566,15 +570,22 @@ func podNames(t *rapid.T, c *cluster) []string {
 
 // TestControllerMatchesReplicaSetController runs the real
 // ReplicaSetController and a reconcile.Controller through the same random
-// scenario — a ReplicaSet with 0–5 replicas (minReadySeconds 0 or 10), then
-// steps that scale it, delete pods, mark pods terminating, add orphans that
-// match or do not, relabel pods (release and adoption), make pods ready or
-// unready, advance the clock (firing due availability requeues), delete the
-// ReplicaSet or recreate it under a new UID — and after every step, once
-// both have settled, compares: the pods (names, labels, controller refs,
-// terminating), the writes of the step (creates, deleted and patched pod
-// names, status writes), the ReplicaSet's status, the expectations and the
-// pending delayed requeues.
+// scenario — ReplicaSet rs (selector app=web) and maybe rs2 (app=db), 0–5
+// replicas, minReadySeconds 0 or 10, orphans, some create calls refused —
+// then steps that scale a ReplicaSet, delete pods, mark pods terminating,
+// add orphans that match one ReplicaSet or none (some controlled by a
+// deleted incarnation), relabel pods (release, adoption by the other),
+// make pods ready or unready, advance the clock (firing due availability
+// requeues and retries), delete a ReplicaSet or recreate it, also under a
+// new UID between two events; after every step, once both have settled, it
+// compares the pods (names, labels, controller refs, terminating, cost),
+// the writes of the step (creates, deleted and patched pod names, status
+// writes), each ReplicaSet's status, the expectations and the pending
+// delayed requeues.
+//
+// The selectors do not overlap: a pod matching two orphan-seeking
+// ReplicaSets goes to whichever syncs first, which upstream leaves to the
+// lister's map order.
 func TestControllerMatchesReplicaSetController(t *testing.T) {
 	var reached controllerCorners
 	t.Cleanup(func() { reached.check(t) })
@@ -592,44 +603,22 @@ func TestControllerMatchesReplicaSetController(t *testing.T) {
 					fails[n] = true
 				}
 				up.failCreate, ours.failCreate = fails, fails
-				minReady := rapid.SampledFrom([]int32{0, 10}).Draw(t, "minReadySeconds")
-				incarnation := 1
-				newRS := func(replicas int32) *appsv1.ReplicaSet {
-					rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ctrlNS, Name: "rs", Generation: 1,
-						UID: types.UID(fmt.Sprintf("rs-uid-%d", incarnation))}}
-					rs.Spec.Replicas = ptrTo(replicas)
-					rs.Spec.MinReadySeconds = minReady
-					rs.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-					rs.Spec.Template.Labels = map[string]string{"app": "web"}
-					rs.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "img"}}
-					return rs
-				}
-				orphans := 0
-				addOrphan := func() {
-					orphans++
-					p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ctrlNS, Name: fmt.Sprintf("orphan-%d", orphans),
-						Labels: rapid.SampledFrom([]map[string]string{{"app": "web"}, {"app": "db"}, {"app": "web", "tier": "x"}}).Draw(t, "orphanLabels"),
-						// Costs apart from the created pods' (1, 2, …).
-						Annotations: map[string]string{costAnnotation: strconv.Itoa(-orphans)}}}
-					p.UID = types.UID("uid-" + p.Name)
-					if rapid.Bool().Draw(t, "orphanOfOldRS") && incarnation > 1 {
-						p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
-							Name: "rs", UID: types.UID(fmt.Sprintf("rs-uid-%d", incarnation-1))}}, replicaSetKind)}
-					}
-					both(t, up.cluster, ours.cluster, func(c *cluster) error { return c.client.Tracker().Add(p.DeepCopy()) })
-				}
+				sc := &scenario{t: t, up: up, ours: ours, incarnation: map[string]int{},
+					minReady: rapid.SampledFrom([]int32{0, 10}).Draw(t, "minReadySeconds")}
 
-				rs := newRS(int32(rapid.IntRange(0, 5).Draw(t, "replicas")))
-				both(t, up.cluster, ours.cluster, func(c *cluster) error { return c.client.Tracker().Add(rs.DeepCopy()) })
+				sc.createRS("rs", int32(rapid.IntRange(0, 5).Draw(t, "replicas")))
+				if rapid.Bool().Draw(t, "rs2") {
+					sc.createRS("rs2", int32(rapid.IntRange(0, 3).Draw(t, "replicas2")))
+				}
 				for i, n := 0, rapid.IntRange(0, 2).Draw(t, "initialOrphans"); i < n; i++ {
-					addOrphan()
+					sc.addOrphan()
 				}
 
 				steps := rapid.IntRange(1, 8).Draw(t, "steps")
 				for step := 0; step <= steps; step++ {
 					what := "create"
 					if step > 0 {
-						what = scenarioStep(t, up, ours, &incarnation, newRS, addOrphan)
+						what = sc.step()
 					}
 					settle(t, "upstream", up.cluster, func() bool { return up.work(ctx) })
 					settle(t, "reconcile", ours.cluster, func() bool { return ours.work(ctx) })
@@ -643,26 +632,32 @@ func TestControllerMatchesReplicaSetController(t *testing.T) {
 					if up, our := summarizePods(t, up.cluster), summarizePods(t, ours.cluster); !reflect.DeepEqual(up, our) {
 						t.Fatalf("step %d (%s): pods\n%v\nupstream\n%v", step, what, our, up)
 					}
-					urs, uok := getRS(t, up.cluster, "rs")
-					ors, ook := getRS(t, ours.cluster, "rs")
-					if uok && ook && sameButFailureTime(urs.Status, ors.Status) {
-						// status.Calculate stamps a new ReplicaFailure with
-						// its now argument, upstream with the wall clock.
-						noteDocumented(excConditionTime)
-						urs = urs.DeepCopy()
-						urs.Status.Conditions = ors.Status.Conditions
-					}
-					if uok != ook || (uok && !reflect.DeepEqual(urs.Status, ors.Status)) {
-						t.Fatalf("step %d (%s): status %+v (%v), upstream %+v (%v)", step, what, statusOf(ors), ook, statusOf(urs), uok)
-					}
-					a, d, found := ours.ctrl.Expectations().Pending(ctrlNS + "/rs")
-					rec, exists, _ := upExp.GetExpectations(ctrlNS + "/rs")
-					var ua, ud int64
-					if exists {
-						ua, ud = rec.GetExpectations()
-					}
-					if found != exists || int64(a) != ua || int64(d) != ud {
-						t.Fatalf("step %d (%s): expectations %d, %d (%v), upstream %d, %d (%v)", step, what, a, d, found, ua, ud, exists)
+					for _, name := range rsNames {
+						urs, uok := getRS(t, up.cluster, name)
+						ors, ook := getRS(t, ours.cluster, name)
+						if uok && ook {
+							st, applied := documentedStatus(urs.Status, ors.Status)
+							if reflect.DeepEqual(st, ors.Status) {
+								for _, name := range applied {
+									noteDocumented(name)
+								}
+								urs = urs.DeepCopy()
+								urs.Status = st
+							}
+						}
+						if uok != ook || (uok && !reflect.DeepEqual(urs.Status, ors.Status)) {
+							t.Fatalf("step %d (%s): %s status %+v (%v), upstream %+v (%v)", step, what, name, statusOf(ors), ook, statusOf(urs), uok)
+						}
+						key := ctrlNS + "/" + name
+						a, d, found := ours.ctrl.Expectations().Pending(key)
+						rec, exists, _ := upExp.GetExpectations(key)
+						var ua, ud int64
+						if exists {
+							ua, ud = rec.GetExpectations()
+						}
+						if found != exists || int64(a) != ua || int64(d) != ud {
+							t.Fatalf("step %d (%s): %s expectations %d, %d (%v), upstream %d, %d (%v)", step, what, key, a, d, found, ua, ud, exists)
+						}
 					}
 					if !maps.Equal(up.queue.delayed, ours.queue.delayed) {
 						t.Fatalf("step %d (%s): delayed requeues %v, upstream %v", step, what, ours.queue.delayed, up.queue.delayed)
@@ -671,6 +666,151 @@ func TestControllerMatchesReplicaSetController(t *testing.T) {
 			})
 		})
 	})
+}
+
+var rsNames = []string{"rs", "rs2"}
+
+// rsApp is the app label each ReplicaSet selects and stamps.
+var rsApp = map[string]string{"rs": "web", "rs2": "db"}
+
+// scenario applies the same user and kubelet writes to both clusters
+// (through their object trackers, so without action-log entries).
+type scenario struct {
+	t           *rapid.T
+	up          *upstreamSide
+	ours        *ourSide
+	minReady    int32
+	incarnation map[string]int
+	orphans     int
+}
+
+func (sc *scenario) both(f func(c *cluster) error) {
+	both(sc.t, sc.up.cluster, sc.ours.cluster, f)
+}
+
+func (sc *scenario) newRS(name string, replicas int32) *appsv1.ReplicaSet {
+	sc.incarnation[name]++
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ctrlNS, Name: name, Generation: 1,
+		UID: types.UID(fmt.Sprintf("%s-uid-%d", name, sc.incarnation[name]))}}
+	rs.Spec.Replicas = ptrTo(replicas)
+	rs.Spec.MinReadySeconds = sc.minReady
+	rs.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": rsApp[name]}}
+	rs.Spec.Template.Labels = map[string]string{"app": rsApp[name]}
+	rs.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "img"}}
+	return rs
+}
+
+func (sc *scenario) createRS(name string, replicas int32) {
+	rs := sc.newRS(name, replicas)
+	sc.both(func(c *cluster) error { return c.client.Tracker().Add(rs.DeepCopy()) })
+}
+
+func (sc *scenario) addOrphan() {
+	t := sc.t
+	sc.orphans++
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ctrlNS, Name: fmt.Sprintf("orphan-%d", sc.orphans),
+		Labels: rapid.SampledFrom([]map[string]string{{"app": "web"}, {"app": "db"}, {"app": "cache"}, {"app": "web", "tier": "x"}}).Draw(t, "orphanLabels"),
+		// Costs apart from the created pods' (1, 2, …).
+		Annotations: map[string]string{costAnnotation: strconv.Itoa(-sc.orphans)}}}
+	p.UID = types.UID("uid-" + p.Name)
+	// Some are still controlled by an earlier incarnation of a ReplicaSet
+	// (no garbage collector runs here).
+	if name := rapid.SampledFrom(rsNames).Draw(t, "orphanOf"); rapid.Bool().Draw(t, "orphanOfOldRS") && sc.incarnation[name] > 1 {
+		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+			Name: name, UID: types.UID(fmt.Sprintf("%s-uid-%d", name, sc.incarnation[name]-1))}}, replicaSetKind)}
+	}
+	sc.both(func(c *cluster) error { return c.client.Tracker().Add(p.DeepCopy()) })
+}
+
+// step applies one random step and says which.
+func (sc *scenario) step() string {
+	t, up := sc.t, sc.up
+	names := podNames(t, up.cluster)
+	pick := func(label string) (string, bool) {
+		if len(names) == 0 {
+			return "", false
+		}
+		return rapid.SampledFrom(names).Draw(t, label), true
+	}
+	rsName := rapid.SampledFrom(rsNames).Draw(t, "rsName")
+	_, rsExists := getRS(t, up.cluster, rsName)
+	switch rapid.IntRange(0, 9).Draw(t, "step") {
+	case 0, 1:
+		if !rsExists {
+			break
+		}
+		n := int32(rapid.IntRange(0, 6).Draw(t, "scaleTo"))
+		sc.both(func(c *cluster) error {
+			return updateRS(c, rsName, func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = ptrTo(n); rs.Generation++ })
+		})
+		return fmt.Sprintf("scale %s to %d", rsName, n)
+	case 2:
+		if name, ok := pick("deletePod"); ok {
+			sc.both(func(c *cluster) error { return c.client.Tracker().Delete(podsGVR, ctrlNS, name) })
+			return "delete pod " + name
+		}
+	case 3:
+		if name, ok := pick("terminatePod"); ok {
+			sc.both(func(c *cluster) error {
+				return updatePod(c, name, func(p *corev1.Pod) {
+					if p.DeletionTimestamp == nil {
+						p.DeletionTimestamp = &metav1.Time{Time: base}
+					}
+				})
+			})
+			return "terminate pod " + name
+		}
+	case 4:
+		sc.addOrphan()
+		return "add orphan"
+	case 5:
+		if name, ok := pick("relabelPod"); ok {
+			labels := rapid.SampledFrom([]map[string]string{{"app": "db"}, {"app": "web"}, {"app": "cache"}, {"app": "web", "tier": "y"}}).Draw(t, "relabel")
+			sc.both(func(c *cluster) error {
+				return updatePod(c, name, func(p *corev1.Pod) { p.Labels = maps.Clone(labels) })
+			})
+			return fmt.Sprintf("relabel %s %v", name, labels)
+		}
+	case 6:
+		if name, ok := pick("readyPod"); ok {
+			ready := rapid.IntRange(0, 2).Draw(t, "ready") > 0
+			now := up.queue.clock.Now()
+			sc.both(func(c *cluster) error {
+				return updatePod(c, name, func(p *corev1.Pod) {
+					p.Status.Phase = corev1.PodRunning
+					st := corev1.ConditionFalse
+					if ready {
+						st = corev1.ConditionTrue
+					}
+					p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.NewTime(now)}}
+				})
+			})
+			return fmt.Sprintf("pod %s ready=%v", name, ready)
+		}
+	case 7:
+		d := time.Duration(rapid.SampledFrom([]int{1, 5, 10, 11}).Draw(t, "advance")) * time.Second
+		up.queue.clock.(*testingclock.FakeClock).Step(d)
+		up.queue.fire()
+		sc.ours.queue.fire()
+		return fmt.Sprintf("advance %v", d)
+	case 8:
+		if rsExists {
+			sc.both(func(c *cluster) error { return c.client.Tracker().Delete(rssGVR, ctrlNS, rsName) })
+			return "delete " + rsName
+		}
+		sc.createRS(rsName, int32(rapid.IntRange(0, 5).Draw(t, "recreateReplicas")))
+		return "recreate " + rsName
+	case 9:
+		if !rsExists {
+			break
+		}
+		// Deleted and recreated between two watch events: the informer
+		// sees an update with a new UID.
+		rs := sc.newRS(rsName, int32(rapid.IntRange(0, 5).Draw(t, "replaceReplicas")))
+		sc.both(func(c *cluster) error { return c.client.Tracker().Update(rssGVR, rs.DeepCopy(), ctrlNS) })
+		return "replace " + rsName + " (new UID)"
+	}
+	return "nothing"
 }
 
 // controllerCorners counts what the scenarios made the controllers do,
@@ -705,19 +845,40 @@ func (c *controllerCorners) check(t *testing.T) {
 	}
 }
 
-// sameButFailureTime reports that a and b differ, but only in the
-// LastTransitionTime of their ReplicaFailure conditions.
-func sameButFailureTime(a, b appsv1.ReplicaSetStatus) bool {
-	if reflect.DeepEqual(a, b) || len(a.Conditions) != len(b.Conditions) {
-		return false
+// excJoinedManageErrors: when several pod creates or deletes of one sync
+// fail, Manager.ManageReplicas (and so Controller.Sync) returns
+// errors.Join of all of them in call order, where upstream returns one of
+// them; the ReplicaFailure condition's message then lists every failure,
+// one per line, upstream's among them (documented on
+// reconcile.Manager.ManageReplicas).
+const excJoinedManageErrors = "manage-errors-joined"
+
+// documentedStatus returns up with the parts of its ReplicaFailure
+// condition that may differ from ours for a documented reason replaced by
+// ours', and the names of the exceptions that applied: the transition time
+// (excConditionTime) and a message that joins several failures, upstream's
+// among them (excJoinedManageErrors).
+func documentedStatus(up, ours appsv1.ReplicaSetStatus) (appsv1.ReplicaSetStatus, []string) {
+	if reflect.DeepEqual(up, ours) || len(up.Conditions) != len(ours.Conditions) {
+		return up, nil
 	}
-	a, b = *a.DeepCopy(), *b.DeepCopy()
-	for i := range a.Conditions {
-		if a.Conditions[i].Type == appsv1.ReplicaSetReplicaFailure && b.Conditions[i].Type == appsv1.ReplicaSetReplicaFailure {
-			a.Conditions[i].LastTransitionTime, b.Conditions[i].LastTransitionTime = metav1.Time{}, metav1.Time{}
+	up = *up.DeepCopy()
+	var applied []string
+	for i, u := range up.Conditions {
+		o := ours.Conditions[i]
+		if u.Type != appsv1.ReplicaSetReplicaFailure || o.Type != appsv1.ReplicaSetReplicaFailure {
+			continue
+		}
+		if !u.LastTransitionTime.Equal(&o.LastTransitionTime) {
+			up.Conditions[i].LastTransitionTime = o.LastTransitionTime
+			applied = append(applied, excConditionTime)
+		}
+		if lines := strings.Split(o.Message, "\n"); u.Message != o.Message && len(lines) > 1 && slices.Contains(lines, u.Message) {
+			up.Conditions[i].Message = o.Message
+			applied = append(applied, excJoinedManageErrors)
 		}
 	}
-	return reflect.DeepEqual(a, b)
+	return up, applied
 }
 
 func statusOf(rs *appsv1.ReplicaSet) any {
@@ -726,96 +887,3 @@ func statusOf(rs *appsv1.ReplicaSet) any {
 	}
 	return rs.Status
 }
-
-// scenarioStep applies one random scenario step to both clusters and says which.
-func scenarioStep(t *rapid.T, up *upstreamSide, ours *ourSide, incarnation *int, newRS func(int32) *appsv1.ReplicaSet, addOrphan func()) string {
-	names := podNames(t, up.cluster)
-	pick := func(label string) (string, bool) {
-		if len(names) == 0 {
-			return "", false
-		}
-		return rapid.SampledFrom(names).Draw(t, label), true
-	}
-	_, rsExists := getRS(t, up.cluster, "rs")
-	switch rapid.IntRange(0, 9).Draw(t, "step") {
-	case 0, 1:
-		if !rsExists {
-			break
-		}
-		n := int32(rapid.IntRange(0, 6).Draw(t, "scaleTo"))
-		both(t, up.cluster, ours.cluster, func(c *cluster) error {
-			return updateRS(c, "rs", func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = ptrTo(n); rs.Generation++ })
-		})
-		return fmt.Sprintf("scale to %d", n)
-	case 2:
-		if name, ok := pick("deletePod"); ok {
-			both(t, up.cluster, ours.cluster, func(c *cluster) error { return c.client.Tracker().Delete(podsGVR, ctrlNS, name) })
-			return "delete pod " + name
-		}
-	case 3:
-		if name, ok := pick("terminatePod"); ok {
-			both(t, up.cluster, ours.cluster, func(c *cluster) error {
-				return updatePod(c, name, func(p *corev1.Pod) {
-					if p.DeletionTimestamp == nil {
-						p.DeletionTimestamp = &metav1.Time{Time: base}
-					}
-				})
-			})
-			return "terminate pod " + name
-		}
-	case 4:
-		addOrphan()
-		return "add orphan"
-	case 5:
-		if name, ok := pick("relabelPod"); ok {
-			labels := rapid.SampledFrom([]map[string]string{{"app": "db"}, {"app": "web"}, {"app": "web", "tier": "y"}}).Draw(t, "relabel")
-			both(t, up.cluster, ours.cluster, func(c *cluster) error {
-				return updatePod(c, name, func(p *corev1.Pod) { p.Labels = maps.Clone(labels) })
-			})
-			return fmt.Sprintf("relabel %s %v", name, labels)
-		}
-	case 6:
-		if name, ok := pick("readyPod"); ok {
-			ready := rapid.IntRange(0, 2).Draw(t, "ready") > 0
-			both(t, up.cluster, ours.cluster, func(c *cluster) error {
-				return updatePod(c, name, func(p *corev1.Pod) {
-					p.Status.Phase = corev1.PodRunning
-					st := corev1.ConditionFalse
-					if ready {
-						st = corev1.ConditionTrue
-					}
-					p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st, LastTransitionTime: metav1.NewTime(up.queueClock())}}
-				})
-			})
-			return fmt.Sprintf("pod %s ready=%v", name, ready)
-		}
-	case 7:
-		d := time.Duration(rapid.SampledFrom([]int{1, 5, 10, 11}).Draw(t, "advance")) * time.Second
-		up.queue.clock.(*testingclock.FakeClock).Step(d)
-		up.queue.fire()
-		ours.queue.fire()
-		return fmt.Sprintf("advance %v", d)
-	case 8:
-		if rsExists {
-			both(t, up.cluster, ours.cluster, func(c *cluster) error { return c.client.Tracker().Delete(rssGVR, ctrlNS, "rs") })
-			return "delete rs"
-		}
-		*incarnation++
-		rs := newRS(int32(rapid.IntRange(0, 5).Draw(t, "recreateReplicas")))
-		both(t, up.cluster, ours.cluster, func(c *cluster) error { return c.client.Tracker().Add(rs.DeepCopy()) })
-		return "recreate rs"
-	case 9:
-		if !rsExists {
-			break
-		}
-		// Deleted and recreated between two watch events: the informer
-		// sees an update with a new UID.
-		*incarnation++
-		rs := newRS(int32(rapid.IntRange(0, 5).Draw(t, "replaceReplicas")))
-		both(t, up.cluster, ours.cluster, func(c *cluster) error { return c.client.Tracker().Update(rssGVR, rs.DeepCopy(), ctrlNS) })
-		return "replace rs (new UID)"
-	}
-	return "nothing"
-}
-
-func (s *upstreamSide) queueClock() time.Time { return s.queue.clock.Now() }
