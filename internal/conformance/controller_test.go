@@ -163,8 +163,7 @@ func newCluster(clk clock.PassiveClock, podIdx, rsIdx cache.Indexer) *cluster {
 	// NewSimpleClientset, not NewClientset: the latter's field-managed
 	// tracker builds a REST mapper on every write, three quarters of this
 	// test's time, and nothing here uses server-side apply.
-	//lint:ignore SA1019 see above
-	c := &cluster{client: fake.NewSimpleClientset(), podIdx: podIdx, rsIdx: rsIdx, created: map[string]int{}} //nolint:staticcheck
+	c := &cluster{client: fake.NewSimpleClientset(), podIdx: podIdx, rsIdx: rsIdx, created: map[string]int{}}
 	c.client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		pod := action.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
 		c.mu.Lock()

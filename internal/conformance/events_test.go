@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,8 +40,11 @@ type eventWorld struct {
 }
 
 var (
-	eventRSKeys  = []string{"ns/a", "ns/b", "ns/c", "other/a"}
-	eventPodKeys = []string{"ns/p0", "ns/p1", "ns/p2", "ns/p3", "other/p0"}
+	eventRSKeys = []string{"ns/a", "ns/b", "ns/c", "other/a"}
+	// eventExpectationKeys are compared after every event: the
+	// ReplicaSets' keys and one that never has a ReplicaSet.
+	eventExpectationKeys = []string{"ns/a", "ns/b", "ns/c", "other/a", "ns/gone"}
+	eventPodKeys         = []string{"ns/p0", "ns/p1", "ns/p2", "ns/p3", "other/p0"}
 	// Selectors: overlapping ones (an orphan matching 0, 1 or several
 	// ReplicaSets), empty and nil (match nothing) and an invalid one.
 	eventSelectors = []*metav1.LabelSelector{
@@ -128,25 +132,13 @@ func readyConditions(t *rapid.T) []corev1.PodCondition {
 func (w *eventWorld) drawPod(t *rapid.T, key string) *corev1.Pod {
 	ns, name := splitKey(key)
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + key), ResourceVersion: w.nextRV()}}
-	p.Labels = maps0(rapid.SampledFrom(eventLabels).Draw(t, "labels"))
+	p.Labels = maps.Clone(rapid.SampledFrom(eventLabels).Draw(t, "labels"))
 	p.OwnerReferences = w.drawRefs(t, ns)
 	p.Status.Conditions = readyConditions(t)
 	if rapid.IntRange(0, 5).Draw(t, "addDeleting") == 5 {
 		p.DeletionTimestamp = &metav1.Time{Time: base}
 	}
 	return p
-}
-
-// maps0 copies a label map, keeping nil and empty apart.
-func maps0(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]string, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // TestEventsMatchReplicaSetController feeds random sequences of informer
@@ -295,7 +287,7 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 					upstreamDeletePod(rsc, logger, obj)
 					got = ctrl.PodDeleted(p)
 				default: // a sync raised expectations
-					key := rapid.SampledFrom(append(eventRSKeys, "ns/gone")).Draw(t, "expectKey")
+					key := rapid.SampledFrom(eventExpectationKeys).Draw(t, "expectKey")
 					if rapid.Bool().Draw(t, "expectCreations") {
 						n := rapid.SampledFrom([]int{2, 1, 0, 3}).Draw(t, "adds")
 						_ = upExp.ExpectCreations(logger, key, n)
@@ -310,11 +302,11 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 				}
 				addCases(1)
 				up, ours := enqueuedSet(queue.take()), enqueuedSet(requestsAsEnqueued(got))
-				reached.note(what, up, w)
+				reached.note(what, up)
 				if !slices.Equal(up, ours) {
 					t.Fatalf("step %d, %s: enqueued %v, upstream %v", step, what, ours, up)
 				}
-				for _, key := range append(eventRSKeys, "ns/gone") {
+				for _, key := range eventExpectationKeys {
 					a, d, found := tr.Pending(key)
 					rec, exists, _ := upExp.GetExpectations(key)
 					var ua, ud int64
@@ -375,7 +367,7 @@ func (w *eventWorld) updatePod(t *rapid.T, old *corev1.Pod) *corev1.Pod {
 	}
 	cur.ResourceVersion = w.nextRV()
 	if rapid.IntRange(0, 2).Draw(t, "relabel") == 2 {
-		cur.Labels = maps0(rapid.SampledFrom(eventLabels).Draw(t, "labels"))
+		cur.Labels = maps.Clone(rapid.SampledFrom(eventLabels).Draw(t, "labels"))
 	}
 	if rapid.IntRange(0, 2).Draw(t, "rereference") == 2 {
 		cur.OwnerReferences = w.drawRefs(t, cur.Namespace)
@@ -420,7 +412,7 @@ type eventCorners struct {
 	delayed, multiMatch, lowered, uidMismatch, tombstones atomic.Int64
 }
 
-func (c *eventCorners) note(what string, up []enqueued, _ *eventWorld) {
+func (c *eventCorners) note(what string, up []enqueued) {
 	keys := map[string]bool{}
 	for _, e := range up {
 		keys[e.key] = true
