@@ -2,12 +2,15 @@ module github.com/reconcilekit/reconcilekit/examples
 
 go 1.26.0
 
-replace github.com/reconcilekit/reconcilekit => ../
+replace (
+	github.com/reconcilekit/reconcilekit => ../
+	github.com/reconcilekit/reconcilekit/adapters => ../adapters
+)
 
 require (
 	github.com/reconcilekit/reconcilekit v0.0.0-00010101000000-000000000000
+	github.com/reconcilekit/reconcilekit/adapters v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
-	gopkg.in/evanphx/json-patch.v4 v4.13.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -16,6 +19,8 @@ require (
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/yaml v1.6.0
 )
+
+require gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

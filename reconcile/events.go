@@ -42,6 +42,7 @@ func (c *Controller[T]) PodAdded(pod *corev1.Pod) []Request {
 			return nil
 		}
 		c.tracker.CreationObservedKey(key, PodKey(pod))
+		c.manager.observed(key, pod)
 		return []Request{{Key: key}}
 	}
 	return c.orphan(pod)
@@ -124,6 +125,7 @@ func (c *Controller[T]) PodDeleted(pod *corev1.Pod) []Request {
 		return nil
 	}
 	c.tracker.DeletionObserved(key, PodKey(pod))
+	c.manager.observed(key, pod)
 	return []Request{{Key: key}}
 }
 

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -137,6 +138,26 @@ func (m *Manager) Forget(key string) {
 func hasKey(set map[string]struct{}, k string) bool {
 	_, ok := set[k]
 	return ok
+}
+
+// observed drops pod's name from the names of key's failed creates: an
+// informer event for the pod proves that its create happened, so retrying
+// the name could only meet AlreadyExists on it — or on its terminating
+// remains, whose add event will never come again, leaving the retried key
+// expected until the expectations expire.
+func (m *Manager) observed(key string, pod *corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	names := m.uncertain[key]
+	i := slices.Index(names, pod.Name)
+	if i < 0 {
+		return
+	}
+	if names = slices.Delete(names, i, i+1); len(names) == 0 {
+		delete(m.uncertain, key)
+	} else {
+		m.uncertain[key] = names
+	}
 }
 
 // hasUncertain reports whether the Manager remembers names for key.

@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reconcilekit/reconcilekit/internal/podtest"
@@ -269,4 +270,39 @@ func TestTrackCreationsKeepsUnattemptedRetries(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"web-1", "web-2"}, out.Names)
 	assert.Equal(t, 2, out.Retried)
+}
+
+// An informer event for a pod whose create response was lost proves that
+// the create happened: the Controller never retries its name, even once the
+// pod is terminating (a retry would meet AlreadyExists on the remains and
+// wait for an add event that never comes again, until the expiry). Found by
+// the examples' exact-mode demo.
+func TestControllerEventClearsRetriedName(t *testing.T) {
+	rs := recRS(3)
+	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+		cfg.Control, cfg.TrackCreations, cfg.NameGenerator = recStoredPods("web-1"), true, recSeqNames()
+	})
+	ctx := context.Background()
+	res, err := c.Sync(ctx, "default/web")
+	require.Error(t, err, "round 1: web-1's lost response looks like a failure")
+	require.Equal(t, []string{"web-0", "web-1", "web-2"}, res.Outcome.Names)
+
+	pods := recOwned(rs, 3)
+	for _, p := range pods {
+		c.PodAdded(p)
+	}
+	// web-1 is deleted behind the controller's back and lingers terminating.
+	gone := pods[1].DeepCopy()
+	gone.ResourceVersion = "2"
+	gone.DeletionTimestamp = &metav1.Time{Time: podtest.Epoch}
+	c.PodUpdated(pods[1], gone)
+	c.pods.mu.Lock()
+	c.pods.pods = []*corev1.Pod{pods[0], gone, pods[2]}
+	c.pods.mu.Unlock()
+
+	res, err = c.Sync(ctx, "default/web")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"web-3"}, res.Outcome.Names, "a fresh name, not the observed web-1")
+	assert.Zero(t, res.Outcome.Retried)
+	assert.Zero(t, res.Outcome.AlreadyExisted)
 }

@@ -67,8 +67,7 @@ func main() {
 			CacheVersion: store.GetIndexer().LastStoreSyncResourceVersion,
 		}
 	}
-	r := controller.New(mgr.GetClient(), ropts)
-	if err := r.SetupWithManager(mgr); err != nil {
+	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
 		log.Error(err, "setting up the controller")
 		os.Exit(1)
 	}

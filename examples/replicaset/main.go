@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
+	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 )
 
 // config is everything the flags set.
@@ -84,7 +84,7 @@ Flags:
 	fs.Float64Var(&c.faults.CreatePodLost, "lost-create-fault", 0.005, "in-process cluster: fraction of pod creates that succeed but answer with a timeout")
 	fs.Float64Var(&c.faults.DeletePod, "delete-fault", 0.01, "in-process cluster: fraction of pod deletes that fail with 500")
 	fs.Float64Var(&c.faults.UpdateStatus, "status-fault", 0.01, "in-process cluster: fraction of ReplicaSet status updates that fail with 500")
-	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity of the controller's own log (stderr); 2 shows retried syncs")
+	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity of client-go's log (stderr); the controller itself does not log (its syncs are the progress lines)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -12,6 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // The demo scenario, scaled down, runs to convergence in the in-process
@@ -59,4 +64,18 @@ func TestFlags(t *testing.T) {
 		_, err := parseFlags(bad, io.Discard)
 		assert.Error(t, err, "%v", bad)
 	}
+}
+
+// The not-converged message prints counts, never pointers.
+func TestDescribePrintsNoPointers(t *testing.T) {
+	three := int32(3)
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"}}
+	rs.Status.TerminatingReplicas = &three
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	require.NoError(t, indexer.Add(rs))
+	d := &driver{cfg: config{namespace: "default", name: "demo"}, rsLister: appslisters.NewReplicaSetLister(indexer),
+		podLister: corelisters.NewPodLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))}
+	got := d.describe()
+	assert.Contains(t, got, "terminating 3")
+	assert.NotContains(t, got, "0x")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,7 +25,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
+	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/podrank"
@@ -347,8 +348,13 @@ func (d *driver) describe() string {
 			terminating++
 		}
 	}
-	return fmt.Sprintf("generation %d, status %+v; pods: %d active, %d terminating, %d orphans",
-		rs.Generation, rs.Status, active, terminating, orphans)
+	st := rs.Status
+	term := "nil"
+	if st.TerminatingReplicas != nil {
+		term = strconv.Itoa(int(*st.TerminatingReplicas))
+	}
+	return fmt.Sprintf("generation %d, status: observedGeneration %d, replicas %d, ready %d, available %d, terminating %s, %d condition(s); pods: %d active, %d terminating, %d orphans",
+		rs.Generation, st.ObservedGeneration, st.Replicas, st.ReadyReplicas, st.AvailableReplicas, term, len(st.Conditions), active, terminating, orphans)
 }
 
 // eventCounter counts the controller's events by reason.

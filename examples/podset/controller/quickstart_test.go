@@ -1,90 +1,142 @@
 package controller_test
 
-// The controller-runtime quick start the root README shows, compiled here so
-// that it keeps compiling. It is not run.
-
 import (
 	"context"
-	"strings"
+	"errors"
+	"sync"
+	"testing"
+	"time"
 
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/reconcile"
-	"github.com/reconcilekit/reconcilekit/status"
+	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 )
 
-type quickReconciler struct {
-	client.Client
-	m   *reconcile.Manager
-	obs *reconcile.Observer
-}
+// TestQuickStart runs the PodSet controller (the README's controller-runtime
+// quick start is controller.New) with real client-go informers over
+// controller-runtime's fake client, the adapter's typed handlers, and a
+// worker doing what controller-runtime's does. The clock is frozen, so the
+// expectations can only be satisfied by observed pod events: without the
+// pod handler the second round of creates never starts. Deleting the PodSet
+// leaves nothing behind (Controller.Len).
+func TestQuickStart(t *testing.T) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.PodSet{}).Build()
+	ctrl, err := controller.New(c, c, scheme, controller.Options{Clock: fixedClock{t0}})
+	require.NoError(t, err)
 
-func (r *quickReconciler) ownedPods(*v1alpha1.PodSet) func(context.Context) ([]*corev1.Pod, error) {
-	return nil
-}
-
-// --- 8< --- controller-runtime quick start
-func (r *quickReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var ps v1alpha1.PodSet
-	if err := r.Get(ctx, req.NamespacedName, &ps); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.m.Tracker().Delete(req.String())
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request]())
+	watching := &sync.WaitGroup{}
+	run(ctx, t, &wg, watching, c, &corev1.Pod{}, &corev1.PodList{}, ctrlruntime.PodHandler(ctrl), q)
+	run(ctx, t, &wg, watching, c, &v1alpha1.PodSet{}, &v1alpha1.PodSetList{}, ctrlruntime.OwnerHandler(ctrl), q)
+	watching.Wait() // the fake client's watch replays nothing: start it before the first write
+	wg.Go(func() {
+		r := ctrlruntime.Reconciler[*v1alpha1.PodSet]{Controller: ctrl}
+		for {
+			req, quit := q.Get()
+			if quit {
+				return
+			}
+			res, err := r.Reconcile(ctx, req)
+			switch {
+			case errors.Is(err, crreconcile.TerminalError(nil)):
+				q.Forget(req)
+			case err != nil:
+				q.AddRateLimited(req)
+			default:
+				if res.RequeueAfter > 0 {
+					q.AddAfter(req, res.RequeueAfter)
+				}
+				q.Forget(req)
+			}
+			q.Done(req)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	res, err := r.m.Sync(ctx, reconcile.SyncRequest{
-		Owner: reconcile.Owner{Key: req.String(), Object: &ps, Kind: v1alpha1.GroupVersion.WithKind("PodSet"),
-			Replicas: *ps.Spec.Replicas, Template: &ps.Spec.Template},
-		Deleting: ps.DeletionTimestamp != nil, MinReadySeconds: ps.Spec.MinReadySeconds,
-		Pods: r.ownedPods(&ps), // List(InNamespace, MatchingLabelsSelector), keep those whose controller ref is ps
 	})
-	if err != nil {
-		return ctrl.Result{}, err // the sync did not run
+	go func() { <-ctx.Done(); q.ShutDown() }()
+
+	count := func() int {
+		var list corev1.PodList
+		require.NoError(t, c.List(t.Context(), &list, client.InNamespace(ns)))
+		return len(list.Items)
 	}
-	ps.Status.Replicas, ps.Status.ReadyReplicas, ps.Status.AvailableReplicas = res.Counts.Replicas, res.Counts.Ready, res.Counts.Available
-	ps.Status.ObservedGeneration = ps.Generation
-	ps.Status.Conditions, _ = status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
-	if err := r.Status().Update(ctx, &ps); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, res.ManageErr
+	ps := podSet(3)
+	ps.UID = ""
+	require.NoError(t, c.Create(t.Context(), ps))
+	waitFor(t, func() bool { return count() == 3 }, "first round")
+	require.NoError(t, c.Patch(t.Context(), ps, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":6}}`))))
+	waitFor(t, func() bool { return count() == 6 }, "second round: the first one was observed")
+	require.NoError(t, c.Delete(t.Context(), ps))
+	waitFor(t, func() bool { return ctrl.Len() == 0 }, "nothing left for the deleted PodSet")
 }
 
-func (r *quickReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	c := mgr.GetClient()
-	r.m = &reconcile.Manager{Pods: reconcile.PodControlFuncs{
-		Create: func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) { return p, c.Create(ctx, p) },
-		Delete: func(ctx context.Context, p *corev1.Pod) error { return c.Delete(ctx, p.DeepCopy()) },
-	}}
-	r.obs = &reconcile.Observer{Expectations: r.m.Tracker(), Kind: "PodSet", Resolve: nil /* Get the PodSet, compare UID */}
-	type queue = workqueue.TypedRateLimitingInterface[ctrl.Request]
-	enqueue := func(q queue, reqs []reconcile.Request) {
-		for _, rq := range reqs {
-			ns, name, _ := strings.Cut(rq.Key, "/")
-			q.AddAfter(ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}, rq.After)
+// run starts a client-go informer for obj over c's list and watch and feeds
+// h, as controller-runtime's source.Kind does; watching is done once its
+// watch is open.
+func run[T client.Object](ctx context.Context, t *testing.T, wg *sync.WaitGroup, watching *sync.WaitGroup, c client.WithWatch,
+	obj T, list client.ObjectList, h handler.TypedEventHandler[T, crreconcile.Request], q ctrlruntime.Queue) {
+	watching.Add(1)
+	var once sync.Once
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
+			l := list.DeepCopyObject().(client.ObjectList)
+			return l, c.List(ctx, l)
+		},
+		WatchFuncWithContext: func(ctx context.Context, _ metav1.ListOptions) (watch.Interface, error) {
+			w, err := c.Watch(ctx, list.DeepCopyObject().(client.ObjectList))
+			once.Do(watching.Done)
+			return w, err
+		},
+	}
+	inf := toolscache.NewSharedIndexInformer(noWatchList{lw}, obj, 0, toolscache.Indexers{})
+	_, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) { h.Create(ctx, event.TypedCreateEvent[T]{Object: o.(T)}, q) },
+		UpdateFunc: func(old, cur any) {
+			h.Update(ctx, event.TypedUpdateEvent[T]{ObjectOld: old.(T), ObjectNew: cur.(T)}, q)
+		},
+		DeleteFunc: func(o any) {
+			if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = tomb.Obj
+			}
+			h.Delete(ctx, event.TypedDeleteEvent[T]{Object: o.(T)}, q)
+		},
+	})
+	require.NoError(t, err)
+	wg.Go(func() { inf.RunWithContext(ctx) })
+}
+
+// noWatchList tells the reflector to list then watch: the fake client
+// cannot stream a list over a watch (WatchListClient).
+type noWatchList struct{ *toolscache.ListWatch }
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+// waitFor polls cond; the bound only guards against a hang.
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
 		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.PodSet{}).
-		Watches(&corev1.Pod{}, handler.Funcs{
-			CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-				enqueue(q, r.obs.PodAdded(e.Object.(*corev1.Pod)))
-			},
-			UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-				enqueue(q, r.obs.PodUpdated(e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod)))
-			},
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
-				enqueue(q, r.obs.PodDeleted(e.Object.(*corev1.Pod)))
-			},
-		}).Complete(r)
+	t.Fatalf("timed out waiting for: %s", what)
 }
-
-// --- >8 ---
-
-var _ = (&quickReconciler{}).SetupWithManager

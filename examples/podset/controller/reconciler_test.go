@@ -15,12 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 )
@@ -39,7 +41,7 @@ func (c fixedClock) Now() time.Time { return c.t }
 type harness struct {
 	t    *testing.T
 	c    client.WithWatch
-	r    *controller.Reconciler
+	r    *controller.Controller
 	seen map[string]*corev1.Pod
 }
 
@@ -59,7 +61,8 @@ func newHarnessWith(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs, 
 		WithStatusSubresource(&v1alpha1.PodSet{}).
 		WithInterceptorFuncs(funcs).
 		Build()
-	r := controller.New(c, opts)
+	r, err := controller.New(c, c, scheme, opts)
+	require.NoError(t, err)
 	return &harness{t: t, c: c, r: r, seen: map[string]*corev1.Pod{}}
 }
 
@@ -80,7 +83,7 @@ func podSet(replicas int32) *v1alpha1.PodSet {
 
 func (h *harness) reconcile() (crreconcile.Result, error) {
 	h.t.Helper()
-	return h.r.Reconcile(h.t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}})
+	return ctrlruntime.Reconciler[*v1alpha1.PodSet]{Controller: h.r}.Reconcile(h.t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}})
 }
 
 func (h *harness) pods() []*corev1.Pod {
@@ -101,12 +104,12 @@ func (h *harness) observe() {
 	for _, p := range h.pods() {
 		now[p.Name] = p
 		if _, ok := h.seen[p.Name]; !ok {
-			h.r.Observer().PodAdded(p)
+			h.r.PodAdded(p)
 		}
 	}
 	for name, p := range h.seen {
 		if _, ok := now[name]; !ok {
-			h.r.Observer().PodDeleted(p)
+			h.r.PodDeleted(p)
 		}
 	}
 	h.seen = now
@@ -316,10 +319,68 @@ func TestTrackedCreations(t *testing.T) {
 
 	stranger := pods[0].DeepCopy()
 	stranger.Name = "web-stranger"
-	h.r.Observer().PodAdded(stranger)
+	h.r.PodAdded(stranger)
 	adds, _, _ := h.r.Expectations().Pending(ns + "/web")
 	assert.Equal(t, 3, adds, "an unexpected pod key does not count")
 
 	h.observe()
 	assert.True(t, h.r.Expectations().Satisfied(ns+"/web"))
+}
+
+// An orphan matching the selector is adopted (R-12.2: a patch adding the
+// controller ref), and counts; an owned pod whose labels stop matching is
+// released (the ref is removed) and replaced.
+func TestAdoptsAndReleases(t *testing.T) {
+	h := newHarness(t, podSet(1), interceptor.Funcs{})
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{"app": "web"}}}
+	require.NoError(t, h.c.Create(t.Context(), orphan))
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	require.Len(t, h.pods(), 1, "the orphan counts: nothing created")
+	got := h.pods()[0]
+	require.NotNil(t, metav1.GetControllerOf(got))
+	assert.Equal(t, types.UID("ps-uid"), metav1.GetControllerOf(got).UID)
+	assert.Equal(t, int32(1), h.podSet().Status.Replicas)
+
+	got.Labels = map[string]string{"app": "other"}
+	require.NoError(t, h.c.Update(t.Context(), got))
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	var released corev1.Pod
+	require.NoError(t, h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "orphan"}, &released))
+	assert.Nil(t, metav1.GetControllerOf(&released), "released")
+	assert.Len(t, h.pods(), 2, "and replaced")
+}
+
+// Deletion ranks count the pods of related PodSets (those with the same
+// controller) on the same node: of two otherwise equal pods, the one
+// sharing its node with a sibling's pods goes first.
+func TestDeletionRanksWithRelatedPods(t *testing.T) {
+	deploy := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "deploy-uid", Controller: ptr(true)}
+	ps := podSet(2)
+	ps.OwnerReferences = []metav1.OwnerReference{deploy}
+	h := newHarness(t, ps, interceptor.Funcs{})
+	sib := podSet(2)
+	sib.Name, sib.UID, sib.OwnerReferences = "sib", "sib-uid", []metav1.OwnerReference{deploy}
+	sib.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sib"}}
+	require.NoError(t, h.c.Create(t.Context(), sib))
+	mk := func(name, node string, owner *v1alpha1.PodSet, app string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": app},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "demo.reconcilekit.dev/v1alpha1", Kind: "PodSet", Name: owner.Name, UID: owner.UID, Controller: ptr(true)}}},
+			Spec: corev1.PodSpec{NodeName: node}}
+		require.NoError(t, h.c.Create(t.Context(), p))
+	}
+	mk("crowded", "node-1", ps, "web")
+	mk("alone", "node-2", ps, "web")
+	mk("sib-1", "node-1", sib, "sib")
+	mk("sib-2", "node-1", sib, "sib")
+	h.makeReady(t0.Add(-time.Hour))
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	h.scale(1)
+	_, err = h.reconcile()
+	require.NoError(t, err)
+	var gone corev1.Pod
+	assert.True(t, apierrors.IsNotFound(h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "crowded"}, &gone)), "the pod sharing its node with related pods is deleted")
+	require.NoError(t, h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "alone"}, &gone))
 }

@@ -16,7 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
@@ -42,13 +43,13 @@ func TestScaleUpAndDown(t *testing.T) {
 			e.scale("web", 60)
 			cur := e.awaitConverged(rs, 60)
 			assert.Equal(t, cur.Generation, cur.Status.ObservedGeneration)
-			assert.Equal(t, 60, e.eventCount(controller.SuccessfulCreate))
+			assert.Equal(t, 60, e.eventCount(clientgo.SuccessfulCreate))
 			assert.LessOrEqual(t, e.maxActiveSeen(), 60, "never more pods than desired")
 
 			e.scale("web", 7)
 			e.awaitConverged(rs, 7)
-			assert.Equal(t, 53, e.eventCount(controller.SuccessfulDelete))
-			assert.Zero(t, e.eventCount(controller.FailedCreate)+e.eventCount(controller.FailedDelete))
+			assert.Equal(t, 53, e.eventCount(clientgo.SuccessfulDelete))
+			assert.Zero(t, e.eventCount(clientgo.FailedCreate)+e.eventCount(clientgo.FailedDelete))
 			assert.True(t, e.ctrl.Expectations().Satisfied(ns+"/web"))
 		})
 	}
@@ -75,8 +76,8 @@ func TestConvergesUnderFaults(t *testing.T) {
 				// (AlreadyExists), never as a second pod.
 				assert.LessOrEqual(t, e.maxActiveSeen(), 80, "never more pods than desired")
 			}
-			assert.Positive(t, e.eventCount(controller.FailedCreate), "create faults became FailedCreate events")
-			assert.Positive(t, e.eventCount(controller.FailedDelete), "delete faults became FailedDelete events")
+			assert.Positive(t, e.eventCount(clientgo.FailedCreate), "create faults became FailedCreate events")
+			assert.Positive(t, e.eventCount(clientgo.FailedDelete), "delete faults became FailedDelete events")
 		})
 	}
 }
@@ -104,7 +105,7 @@ func TestReplacesPodsDeletedBehindItsBack(t *testing.T) {
 	for _, p := range after {
 		assert.False(t, gone[p.Name], "pod %s was deleted and must have been replaced", p.Name)
 	}
-	assert.Equal(t, 25, e.eventCount(controller.SuccessfulCreate))
+	assert.Equal(t, 25, e.eventCount(clientgo.SuccessfulCreate))
 }
 
 // Claiming: a matching orphan is adopted (and, being surplus, the

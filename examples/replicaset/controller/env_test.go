@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
+	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/podrank"
 )
@@ -97,7 +97,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 
 func (e *env) createRS(name string, replicas int32) *appsv1.ReplicaSet {
 	e.t.Helper()
-	rs := &appsv1.ReplicaSet{
+	created, err := e.cl.Clientset.AppsV1().ReplicaSets(ns).Create(e.t.Context(), newReplicaSet(name, replicas), metav1.CreateOptions{})
+	require.NoError(e.t, err)
+	return created
+}
+
+func newReplicaSet(name string, replicas int32) *appsv1.ReplicaSet {
+	return &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: &replicas,
@@ -108,9 +114,6 @@ func (e *env) createRS(name string, replicas int32) *appsv1.ReplicaSet {
 			},
 		},
 	}
-	created, err := e.cl.Clientset.AppsV1().ReplicaSets(ns).Create(e.t.Context(), rs, metav1.CreateOptions{})
-	require.NoError(e.t, err)
-	return created
 }
 
 func (e *env) scale(name string, replicas int32) {

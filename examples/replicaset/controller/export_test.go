@@ -26,5 +26,6 @@ func SyncOnce(ctx context.Context, client kubernetes.Interface, rs *appsv1.Repli
 	if err != nil {
 		return err
 	}
-	return c.sync(ctx, rs.Namespace+"/"+rs.Name)
+	_, err = c.sync(ctx, rs.Namespace+"/"+rs.Name)
+	return err
 }

@@ -1,74 +1,103 @@
 package controller_test
 
-// The quick start the root README shows, compiled here so that it keeps
-// compiling. It is not run.
+// The client-go quick start of the root README, run against the in-process
+// cluster: the README shows the code between the markers verbatim.
 
 import (
 	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/reconcile"
-	"github.com/reconcilekit/reconcilekit/status"
 )
 
-func quickStart(client kubernetes.Interface, pods cache.SharedIndexInformer, q workqueue.TypedRateLimitingInterface[string],
-	resolve func(string, metav1.OwnerReference) (reconcile.Owned, bool), match func(*corev1.Pod) []string,
-	claimedPods func(*appsv1.ReplicaSet) ([]*corev1.Pod, error)) func(context.Context, string, *appsv1.ReplicaSet) error {
-	// --- 8< --- client-go quick start
-	m := &reconcile.Manager{Pods: reconcile.PodControlFuncs{
-		Create: func(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
-			return client.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
-		},
-		Delete: func(ctx context.Context, p *corev1.Pod) error {
-			return client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
-		},
-	}}
-	obs := &reconcile.Observer{Expectations: m.Tracker(), Resolve: resolve, Match: match}
-	enqueue := func(reqs []reconcile.Request) {
-		for _, r := range reqs {
-			q.AddAfter(r.Key, r.After) // AddAfter with 0 is Add
-		}
+// --- 8< --- client-go quick start
+func runReplicaSets(ctx context.Context, client kubernetes.Interface) (*reconcile.Controller[*appsv1.ReplicaSet], error) {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	ctrl, err := reconcile.NewController(clientgo.ReplicaSets(client, factory, nil))
+	if err != nil {
+		return nil, err
 	}
-	_, _ = pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { enqueue(obs.PodAdded(o.(*corev1.Pod))) },
-		UpdateFunc: func(old, cur any) { enqueue(obs.PodUpdated(old.(*corev1.Pod), cur.(*corev1.Pod))) },
-		DeleteFunc: func(o any) {
-			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
-				o = t.Obj
-			}
-			if p, ok := o.(*corev1.Pod); ok {
-				enqueue(obs.PodDeleted(p))
-			}
-		},
-	})
-	sync := func(ctx context.Context, key string, rs *appsv1.ReplicaSet) error { // rs from the lister
-		res, err := m.Sync(ctx, reconcile.SyncRequest{
-			Owner: reconcile.ReplicaSetOwner(rs), Deleting: rs.DeletionTimestamp != nil, MinReadySeconds: rs.Spec.MinReadySeconds,
-			Pods: func(context.Context) ([]*corev1.Pod, error) { return claimedPods(rs) },
-		})
-		if err != nil {
-			return err // the sync did not run
-		}
-		if st := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{}); status.NeedsUpdate(rs, st) {
-			rs = rs.DeepCopy()
-			rs.Status = status.ForWrite(rs, st)
-			if _, err := client.AppsV1().ReplicaSets(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{}); err != nil {
-				return err
-			}
-		}
-		if res.Requeue { // never set when the manage step failed
-			q.AddAfter(key, res.RequeueAfter) // the next pod becomes available (R-10.8)
-		}
-		return res.ManageErr
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	pods, replicaSets := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
+	if err := clientgo.Register(ctrl, pods, replicaSets, queue); err != nil {
+		return nil, err
 	}
-	// --- >8 ---
-	return sync
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	go clientgo.Worker{Queue: queue, Sync: ctrl.Sync}.Run(ctx, 5)
+	return ctrl, nil
 }
 
-var _ = quickStart
+// --- >8 ---
+
+// Two rounds of creates finish within seconds, so the second round started
+// on observed pod events, not on the 5-minute expectations expiry; deleting
+// the ReplicaSet leaves nothing remembered for it.
+func TestQuickStart(t *testing.T) {
+	cl := cluster.New(1, cluster.Faults{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ctrl, err := runReplicaSets(ctx, cl.Clientset)
+	require.NoError(t, err)
+	rsc, pods := cl.Clientset.AppsV1().ReplicaSets(ns), cl.Clientset.CoreV1().Pods(ns)
+	count := func() int {
+		list, err := pods.List(t.Context(), metav1.ListOptions{})
+		require.NoError(t, err)
+		return len(list.Items)
+	}
+	_, err = rsc.Create(t.Context(), newReplicaSet("web", 3), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitFor(t, func() bool { return count() == 3 }, "first round")
+	_, err = rsc.Patch(t.Context(), "web", "application/merge-patch+json", []byte(`{"spec":{"replicas":6}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitFor(t, func() bool { return count() == 6 }, "second round, after the first was observed")
+	require.NoError(t, rsc.Delete(t.Context(), "web", metav1.DeleteOptions{}))
+	waitFor(t, func() bool { return ctrl.Len() == 0 }, "nothing left for the deleted ReplicaSet")
+}
+
+// waitFor polls cond; the bound is a hang guard far below the 5-minute
+// expectations expiry, not a timing assertion.
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for: %s", what)
+}
+
+// The README's quick starts are the code above and the PodSet controller,
+// verbatim: what the README shows is what these tests run.
+func TestREADMEQuickStartsAreTheTestedCode(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	for _, src := range []struct{ file, name string }{
+		{"quickstart_test.go", "client-go quick start"},
+		{"../../podset/controller/controller.go", "controller-runtime quick start"},
+	} {
+		b, err := os.ReadFile(src.file)
+		require.NoError(t, err)
+		s := string(b)
+		start := strings.Index(s, "// --- 8< --- "+src.name)
+		require.GreaterOrEqual(t, start, 0, src.name)
+		start += strings.Index(s[start:], "\n") + 1
+		end := strings.Index(s[start:], "// --- >8 ---")
+		require.GreaterOrEqual(t, end, 0, src.name)
+		code := strings.Trim(s[start:start+end], "\n")
+		assert.Contains(t, string(readme), "```go\n"+code+"\n```", "README %s differs from %s", src.name, src.file)
+	}
+}

@@ -1,4 +1,4 @@
-package cluster
+package fakecluster
 
 import (
 	"encoding/json"
@@ -65,6 +65,7 @@ type Cluster struct {
 	faults   Faults
 	versions map[schema.GroupVersionResource]int64
 	watchers []*watch.RaceFreeFakeWatcher
+	history  map[schema.GroupVersionResource]*history
 	stats    Stats
 }
 
@@ -79,6 +80,7 @@ func New(seed uint64, faults Faults) *Cluster {
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		faults:    faults,
 		versions:  map[schema.GroupVersionResource]int64{},
+		history:   map[schema.GroupVersionResource]*history{},
 	}
 	cs.PrependReactor("*", "*", c.react)
 	cs.PrependWatchReactor("*", c.watch)
@@ -134,21 +136,145 @@ func (c *Cluster) react(action k8stesting.Action) (bool, runtime.Object, error) 
 	}
 }
 
+// watch starts a watch the way an API server's watch cache does: from the
+// requested resourceVersion, every later write is replayed in version order
+// (modifications and removals included) before live events follow; with no
+// version, the current objects are sent as ADDED (the tracker's replay). A version
+// older than the retained history fails with 410 Gone, so a reflector
+// relists. (The tracker's own replay sends only the objects that still exist,
+// as ADDED, in name order: a watch started after writes that followed its
+// list saw versions out of order and missed removals.)
 func (c *Cluster) watch(action k8stesting.Action) (bool, watch.Interface, error) {
 	a, ok := action.(k8stesting.WatchActionImpl)
 	if !ok {
 		return false, nil, nil
 	}
-	w, err := c.tracker.Watch(a.GetResource(), a.GetNamespace(), a.ListOptions)
+	gvr, ns := a.GetResource(), a.GetNamespace()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rv := a.ListOptions.ResourceVersion
+	if rv == "" || rv == "0" {
+		// "Start at most recent": the tracker sends the current objects.
+		w, err := c.tracker.Watch(gvr, ns, a.ListOptions)
+		if rf, ok := w.(*watch.RaceFreeFakeWatcher); ok {
+			c.watchers = append(c.watchers, rf)
+		}
+		return true, w, err
+	}
+	from, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return true, nil, apierrors.NewBadRequest(fmt.Sprintf("cluster: invalid resourceVersion %q", rv))
+	}
+	var replay []historyEvent
+	if h := c.history[gvr]; h != nil {
+		if from < h.floor {
+			return true, nil, apierrors.NewResourceExpired(fmt.Sprintf("cluster: resourceVersion %d is older than the retained history (%d)", from, h.floor))
+		}
+		for _, e := range h.events {
+			if e.rv > from && (ns == "" || e.ns == ns) {
+				replay = append(replay, e)
+			}
+		}
+	}
+	w, err := c.tracker.Watch(gvr, ns) // no options: the tracker replays nothing
 	if err != nil {
 		return true, nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if rf, ok := w.(*watch.RaceFreeFakeWatcher); ok {
-		c.watchers = append(c.watchers, rf)
+	rf, ok := w.(*watch.RaceFreeFakeWatcher)
+	if !ok {
+		return true, w, nil
 	}
-	return true, w, nil
+	c.watchers = append(c.watchers, rf)
+	return true, newReplayWatcher(replay, rf), nil
+}
+
+// historySize is how many writes per resource a watch can be replayed from
+// (a variable so that tests can lower it).
+var historySize = 4096
+
+// replayWatcher sends the replayed events, then the live events of the
+// tracker's watcher. It buffers nothing itself: live events wait in the
+// tracker watcher's buffer, which awaitWatchers keeps from overflowing.
+type replayWatcher struct {
+	inner *watch.RaceFreeFakeWatcher
+	out   chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func newReplayWatcher(replay []historyEvent, inner *watch.RaceFreeFakeWatcher) *replayWatcher {
+	w := &replayWatcher{inner: inner, out: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(w.out)
+		for _, e := range replay {
+			select {
+			case w.out <- watch.Event{Type: e.typ, Object: e.obj.DeepCopyObject()}:
+			case <-w.stop:
+				return
+			}
+		}
+		in := inner.ResultChan()
+		for {
+			select {
+			case e, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case w.out <- e:
+				case <-w.stop:
+					return
+				}
+			case <-w.stop:
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// ResultChan implements watch.Interface.
+func (w *replayWatcher) ResultChan() <-chan watch.Event { return w.out }
+
+// Stop implements watch.Interface; it may be called more than once.
+func (w *replayWatcher) Stop() {
+	w.once.Do(func() {
+		close(w.stop)
+		w.inner.Stop()
+	})
+}
+
+type historyEvent struct {
+	rv  int64
+	typ watch.EventType
+	ns  string
+	obj runtime.Object
+}
+
+// history is the retained tail of one resource's writes.
+type history struct {
+	floor  int64 // a watch from a version below floor has lost events
+	events []historyEvent
+}
+
+// record appends a successful write of gvr (obj is not retained; a copy is).
+func (c *Cluster) record(gvr schema.GroupVersionResource, typ watch.EventType, obj runtime.Object) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	h := c.history[gvr]
+	if h == nil {
+		h = &history{}
+		c.history[gvr] = h
+	}
+	h.events = append(h.events, historyEvent{rv: rv, typ: typ, ns: m.GetNamespace(), obj: obj.DeepCopyObject()})
+	if n := len(h.events) - historySize; n > 0 {
+		h.floor = h.events[n-1].rv
+		clear(h.events[:n])
+		h.events = append(h.events[:0], h.events[n:]...)
+	}
 }
 
 // fault reports whether to fail a request that fails at the given rate.
@@ -244,6 +370,7 @@ func (c *Cluster) create(a k8stesting.CreateActionImpl) (runtime.Object, error) 
 		return nil, err
 	}
 	c.versions[gvr] = v
+	c.record(gvr, watch.Added, obj)
 	if isPod {
 		c.stats.PodsCreated++
 		if c.fault(c.faults.CreatePodLost) {
@@ -321,6 +448,7 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns, sub string, obj ru
 		return nil, err
 	}
 	c.versions[gvr] = v
+	c.record(gvr, watch.Modified, obj)
 	if gvr == replicaSetsResource && sub == "status" {
 		c.stats.StatusUpdates++
 	}
@@ -465,6 +593,7 @@ func (c *Cluster) delete(a k8stesting.DeleteActionImpl) error {
 	if err := c.tracker.Delete(gvr, ns, name); err != nil {
 		return err
 	}
+	c.record(gvr, watch.Deleted, obj)
 	if isPod {
 		c.stats.PodsDeleted++
 	}
@@ -487,5 +616,6 @@ func (c *Cluster) store(gvr schema.GroupVersionResource, ns string, obj runtime.
 		return err
 	}
 	c.versions[gvr] = v
+	c.record(gvr, watch.Modified, obj)
 	return nil
 }

@@ -1,4 +1,4 @@
-package cluster_test
+package fakecluster_test
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 )
 
 const ns = "default"
@@ -36,7 +37,7 @@ func rv(t *testing.T, obj metav1.Object) int64 {
 }
 
 func TestCreateAssignsNameUIDAndIncreasingVersions(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	pods := c.Clientset.CoreV1().Pods(ns)
 	in := pod("", "web-")
 	a, err := pods.Create(t.Context(), in, metav1.CreateOptions{})
@@ -64,7 +65,7 @@ func TestCreateAssignsNameUIDAndIncreasingVersions(t *testing.T) {
 }
 
 func TestUpdateConflictsAndSubresources(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	rsc := c.Clientset.AppsV1().ReplicaSets(ns)
 	one := int32(1)
 	rs, err := rsc.Create(t.Context(), &appsv1.ReplicaSet{
@@ -103,7 +104,7 @@ func TestUpdateConflictsAndSubresources(t *testing.T) {
 }
 
 func TestGracefulPodDeletion(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	pods := c.Clientset.CoreV1().Pods(ns)
 	scheduled := pod("scheduled", "")
 	scheduled.Spec.NodeName = "node-1"
@@ -132,7 +133,7 @@ func TestGracefulPodDeletion(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{CreatePod: 0.5})
+	c := fakecluster.New(1, fakecluster.Faults{CreatePod: 0.5})
 	failed := 0
 	for range 40 {
 		if _, err := c.Clientset.CoreV1().Pods(ns).Create(t.Context(), pod("", "p-"), metav1.CreateOptions{}); err != nil {
@@ -145,7 +146,7 @@ func TestFaults(t *testing.T) {
 	assert.Equal(t, failed, c.Stats().FaultsInjected)
 	assert.Equal(t, 40-failed, c.Stats().PodsCreated, "a failed create stores nothing")
 
-	c.SetFaults(cluster.Faults{CreatePodLost: 1})
+	c.SetFaults(fakecluster.Faults{CreatePodLost: 1})
 	_, err := c.Clientset.CoreV1().Pods(ns).Create(t.Context(), pod("lost", ""), metav1.CreateOptions{})
 	require.True(t, apierrors.IsServerTimeout(err))
 	_, err = c.Clientset.CoreV1().Pods(ns).Get(t.Context(), "lost", metav1.GetOptions{})
@@ -157,7 +158,7 @@ func TestFaults(t *testing.T) {
 // version never goes backwards — even with more writes than the fake
 // watcher's 100-event buffer, which would panic without flow control.
 func TestInformerSeesOrderedVersions(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	factory := informers.NewSharedInformerFactory(c.Clientset, 0)
@@ -213,15 +214,63 @@ type handlerFuncs func(obj any)
 
 func (f handlerFuncs) OnAdd(obj any, _ bool) { f(obj) }
 
-// OnUpdate skips notifications whose resourceVersion did not change: a
-// resync or a relist replays cached objects, which are not watch events and
-// may be older than events already seen (the resync no-op).
-func (f handlerFuncs) OnUpdate(old, obj any) {
-	if o, ok := old.(*corev1.Pod); ok {
-		if p, ok := obj.(*corev1.Pod); ok && o.ResourceVersion == p.ResourceVersion {
-			return
-		}
+func (f handlerFuncs) OnUpdate(_, obj any) { f(obj) }
+func (f handlerFuncs) OnDelete(obj any)    { f(obj) }
+
+// A watch started from a list's resourceVersion replays every write made
+// after that list in version order — modifications and removals included —
+// as an API server's watch cache does. The reflector lists, then watches from
+// the list's version; writes that land in between must neither be lost nor
+// be reordered.
+func TestWatchFromVersionReplaysInOrder(t *testing.T) {
+	defer fakecluster.SetHistorySize(64)()
+	c := fakecluster.New(1, fakecluster.Faults{})
+	pods := c.Clientset.CoreV1().Pods(ns)
+	before, err := pods.Create(t.Context(), pod("before", ""), metav1.CreateOptions{})
+	require.NoError(t, err)
+	list, err := pods.List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := pods.Create(t.Context(), pod("p-"+strconv.Itoa(i), ""), metav1.CreateOptions{})
+		require.NoError(t, err)
 	}
-	f(obj)
+	require.NoError(t, pods.Delete(t.Context(), before.Name, metav1.DeleteOptions{}))
+
+	w, err := pods.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	require.NoError(t, err)
+	defer w.Stop()
+	var got []string
+	last, err := strconv.ParseInt(list.ResourceVersion, 10, 64)
+	require.NoError(t, err)
+	for range 22 { // 20 creates, then the removal's MODIFIED and DELETED
+		var ev watch.Event
+		select {
+		case ev = <-w.ResultChan():
+		case <-time.After(10 * time.Second): // a hang guard, not a timing assertion
+			t.Fatalf("only %d events replayed: %v", len(got), got)
+		}
+		p := ev.Object.(*corev1.Pod)
+		assert.GreaterOrEqual(t, rv(t, p), last, "versions never go backwards")
+		last = rv(t, p)
+		got = append(got, string(ev.Type)+" "+p.Name)
+	}
+	want := []string{}
+	for i := range 20 {
+		want = append(want, "ADDED p-"+strconv.Itoa(i))
+	}
+	want = append(want, "MODIFIED before", "DELETED before")
+	assert.Equal(t, want, got)
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("unexpected event %v", ev)
+	default:
+	}
+
+	w.Stop()
+	for i := range 64 { // push the list's version out of the retained history
+		_, err := pods.Create(t.Context(), pod("q-"+strconv.Itoa(i), ""), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = pods.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	assert.True(t, apierrors.IsResourceExpired(err), "a version older than the history is expired (410), so a reflector relists: %v", err)
 }
-func (f handlerFuncs) OnDelete(obj any) { f(obj) }

@@ -1,7 +1,16 @@
-// Package cluster is an in-process Kubernetes cluster for the ReplicaSet demo
-// and its tests: client-go's fake clientset, made to behave enough like an API
+// Package fakecluster is an in-process Kubernetes API server for testing
+// controllers: client-go's fake clientset, made to behave enough like an API
 // server for a controller to be exercised realistically, plus a simulated
-// kubelet.
+// kubelet. Import it from your tests:
+//
+//	c := fakecluster.New(1, fakecluster.Faults{})
+//	factory := informers.NewSharedInformerFactory(c.Clientset, 0)
+//
+// Why not the plain fake clientset: it ignores generateName (every create
+// without a name stores a pod named "", so a ReplicaSet controller makes 1 of
+// 5 pods and meets AlreadyExists after that), hands out no UIDs or
+// resourceVersions, and its watches replay out of order. This package fixes
+// those, as listed below.
 //
 // What it adds to [fake.NewSimpleClientset] (through reactors, so the
 // clientset, its informers and watches are the real client-go ones):
@@ -23,10 +32,14 @@
 //     removal is preceded by a MODIFIED event carrying a fresh resourceVersion,
 //     so an informer's resourceVersion never goes backwards;
 //   - fault injection at configurable rates ([Faults]);
+//   - watches from a resourceVersion replay the writes made since, in
+//     version order (the last 4096 writes per resource are kept; an older
+//     version fails with 410 Gone, and a reflector relists), as an API
+//     server's watch cache does;
 //   - watch flow control: a write waits while any watcher's buffer is nearly
 //     full (the fake watcher panics when its 100-event buffer overflows).
 //
 // What it does not model: admission, validation, defaulting, field
 // selectors, garbage collection of dependents, finalizers, and network
 // latency. Every call is serialized by the fake clientset's own lock.
-package cluster
+package fakecluster

@@ -1,4 +1,4 @@
-package cluster_test
+package fakecluster_test
 
 import (
 	"context"
@@ -12,15 +12,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/cluster"
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 )
 
 // The kubelet binds new pods across the nodes, makes them Running and
 // Ready, and removes terminating pods.
 func TestKubeletRunsPodsAndRemovesTerminatingOnes(t *testing.T) {
-	c := cluster.New(1, cluster.Faults{})
+	c := fakecluster.New(1, fakecluster.Faults{})
 	ctx, cancel := context.WithCancel(t.Context())
-	k := cluster.NewKubelet(c.Clientset, cluster.KubeletOptions{Nodes: 2, ReadyDelay: 5 * time.Millisecond, TerminationDelay: 5 * time.Millisecond})
+	k := fakecluster.NewKubelet(c.Clientset, fakecluster.KubeletOptions{Nodes: 2, ReadyDelay: 5 * time.Millisecond, TerminationDelay: 5 * time.Millisecond})
 	var wg sync.WaitGroup
 	wg.Go(func() { k.Run(ctx) })
 	defer func() { cancel(); wg.Wait() }()

@@ -1,0 +1,58 @@
+package clientgo_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// A complete ReplicaSet controller over client-go, run against the fake
+// cluster.
+func ExampleReplicaSets() {
+	cluster := fakecluster.New(1, fakecluster.Faults{})
+	client := cluster.Clientset
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	ctrl, err := reconcile.NewController(clientgo.ReplicaSets(client, factory, nil))
+	if err != nil {
+		panic(err)
+	}
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	if err := clientgo.Register(ctrl, factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer(), queue); err != nil {
+		panic(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	go clientgo.Worker{Queue: queue, Sync: ctrl.Sync}.Run(ctx, 2)
+
+	if _, err := client.AppsV1().ReplicaSets("default").Create(ctx, replicaSet("web", 3), metav1.CreateOptions{}); err != nil {
+		panic(err)
+	}
+	for range 2000 { // bounded wait for the pods
+		pods, _ := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if len(pods.Items) == 3 {
+			fmt.Println("pods:", len(pods.Items))
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Output: pods: 3
+}
+
+// Unwrap handles informer delete notifications, tombstones included.
+func ExampleUnwrap() {
+	obj := any("not a pod")
+	_, ok := clientgo.Unwrap[*metav1.PartialObjectMetadata](obj)
+	fmt.Println(ok)
+	// Output: false
+}

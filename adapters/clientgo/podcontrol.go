@@ -1,0 +1,118 @@
+package clientgo
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// Event reasons recorded on a pod's controller, as upstream's pod control
+// records them.
+const (
+	SuccessfulCreate = "SuccessfulCreate"
+	FailedCreate     = "FailedCreate"
+	SuccessfulDelete = "SuccessfulDelete"
+	FailedDelete     = "FailedDelete"
+)
+
+// PodControl is the client-go [reconcile.PodControl] and
+// [reconcile.PodPatcher]: it creates, deletes and patches pods with Client
+// and records an event on the pod's controller for every create and delete
+// outcome: FailedCreate (not when the namespace is terminating),
+// SuccessfulCreate, FailedDelete (not when the pod is already gone) and
+// SuccessfulDelete. Client is required; Recorder may be nil (no events).
+// The zero value is not usable. It keeps no state and is safe for concurrent
+// use. It never modifies the pods passed in.
+//
+// DeletePod deletes with a UID precondition; see its documentation for why.
+// The controller-runtime adapter (package ctrlruntime) has the same
+// semantics.
+type PodControl struct {
+	Client   kubernetes.Interface
+	Recorder record.EventRecorder
+}
+
+var (
+	_ reconcile.PodControl = PodControl{}
+	_ reconcile.PodPatcher = PodControl{}
+)
+
+// CreatePod creates pod in its namespace and returns the created pod, with
+// the name the API server generated from GenerateName. Create errors are
+// returned as they are.
+func (c PodControl) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	created, err := c.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			c.event(pod, corev1.EventTypeWarning, FailedCreate, "Error creating: %v", err)
+		}
+		return nil, err
+	}
+	c.event(created, corev1.EventTypeNormal, SuccessfulCreate, "Created pod: %v", created.Name)
+	return created, nil
+}
+
+// DeletePod deletes pod, only if the object under its name still has
+// pod.UID (a UID precondition).
+//
+// Deliberate difference from upstream, which deletes by name only: the pod
+// was chosen by its rank among the owner's pods from a cache that may be
+// stale; if it has been deleted and another pod created under the same name
+// since (a user or another controller reusing names), a delete by name would
+// remove a pod nobody chose. With the precondition the API server refuses
+// (409 Conflict); DeletePod reports that as NotFound, because to the caller
+// it means exactly what NotFound means: the chosen pod is already gone. The
+// [reconcile.Manager] then lowers the deletion expectation at once, as for a
+// pod deleted by someone else, and no FailedDelete event is recorded. Other
+// errors are returned as they are and recorded as FailedDelete.
+func (c PodControl) DeletePod(ctx context.Context, pod *corev1.Pod) error {
+	uid := pod.UID
+	opts := metav1.DeleteOptions{}
+	if uid != "" {
+		opts.Preconditions = &metav1.Preconditions{UID: &uid}
+	}
+	err := c.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, opts)
+	return c.deleted(pod, podops.PreconditionAsNotFound(pod, err))
+}
+
+func (c PodControl) deleted(pod *corev1.Pod, err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return err
+	case err != nil:
+		c.event(pod, corev1.EventTypeWarning, FailedDelete, "Error deleting: %v", err)
+		return err
+	}
+	c.event(pod, corev1.EventTypeNormal, SuccessfulDelete, "Deleted pod: %v", pod.Name)
+	return nil
+}
+
+// PatchPod applies the strategic-merge patch data to pod (adoption and
+// release, R-12.2) and returns the patched pod. Errors are returned as
+// they are; the Controller swallows NotFound and, for a release, Invalid.
+func (c PodControl) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+	return c.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
+}
+
+// event records an event on the controller of pod.
+func (c PodControl) event(pod *corev1.Pod, eventType, reason, format string, args ...any) {
+	ref := metav1.GetControllerOf(pod)
+	if c.Recorder == nil || ref == nil {
+		return
+	}
+	c.Recorder.Eventf(&corev1.ObjectReference{
+		APIVersion: ref.APIVersion,
+		Kind:       ref.Kind,
+		Name:       ref.Name,
+		UID:        ref.UID,
+		Namespace:  pod.Namespace,
+	}, eventType, reason, format, args...)
+}

@@ -1,0 +1,27 @@
+package clientgo
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/status"
+)
+
+// ReplicaSets returns [reconcile.ReplicaSets] with every client-go piece
+// filled in: owners and pods from factory's informers, [PodControl] over
+// client (recorder may be nil) as Control and Patcher, and
+// [ReplicaSetStatus] as WriteStatus. The tuning fields keep their zero
+// values (upstream's); set them before [reconcile.NewController]. The
+// informers are created in factory, which the caller starts.
+func ReplicaSets(client kubernetes.Interface, factory informers.SharedInformerFactory, recorder record.EventRecorder) reconcile.Config[*appsv1.ReplicaSet] {
+	cfg := reconcile.ReplicaSets()
+	cfg.Owners = ReplicaSetOwners(client, factory.Apps().V1().ReplicaSets().Informer())
+	cfg.Pods = Pods{Indexer: factory.Core().V1().Pods().Informer().GetIndexer()}
+	pc := PodControl{Client: client, Recorder: recorder}
+	cfg.Control, cfg.Patcher = pc, pc
+	cfg.WriteStatus = ReplicaSetStatus(client, status.Options{}, nil)
+	return cfg
+}

@@ -1,0 +1,20 @@
+// Package ctrlruntime connects a [reconcile.Controller] to controller-runtime:
+// a pod control and patcher over a client.Client ([PodControl]), owner and
+// pod lookups over the manager's cache with live reads through its API
+// reader ([Owners], [Pods]), typed event handlers that feed the Controller and
+// enqueue reconcile.Requests ([PodHandler], [OwnerHandler]), the Reconciler
+// adapter ([Reconciler]) and a builder helper ([Register]). [NewConfig] fills
+// every client-side field of a [reconcile.Config]:
+//
+//	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), recorder)
+//	cfg.Describe = describe       // owner facts of a PodSet
+//	cfg.WriteStatus = writeStatus // the PodSet status write
+//	c, err := reconcile.NewController(cfg)
+//	err = ctrlruntime.Register(mgr, "podset", c)
+//
+// Create and delete semantics are those of the client-go adapter (package
+// clientgo): the same events, the same UID precondition on delete.
+//
+// No field index is added: the Controller asks only for a namespace's pods
+// and owners, which the cache's built-in namespace index already serves.
+package ctrlruntime

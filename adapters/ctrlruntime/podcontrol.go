@@ -1,0 +1,94 @@
+package ctrlruntime
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// PodControl is the controller-runtime [reconcile.PodControl] and
+// [reconcile.PodPatcher]: it creates, deletes and patches pods through
+// Client and records an event (new events API) on the pod's controller for
+// every create and delete outcome: FailedCreate (not when the
+// namespace is terminating), SuccessfulCreate, FailedDelete (not when the
+// pod is already gone) and SuccessfulDelete. Client is required (in a
+// manager: mgr.GetClient()); Recorder may be nil. It keeps no state and is
+// safe for concurrent use; it never modifies the pods passed in (the client
+// is given copies).
+//
+// DeletePod deletes with a UID precondition and reports a failed
+// precondition as NotFound — the same semantics as the client-go adapter,
+// for the same reason: the pod chosen from a possibly stale cache is gone if
+// another object now holds its name, and that object must not be deleted.
+// Upstream deletes by name only.
+type PodControl struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+var (
+	_ reconcile.PodControl = PodControl{}
+	_ reconcile.PodPatcher = PodControl{}
+)
+
+// CreatePod creates a copy of pod and returns it as created (name, UID,
+// resourceVersion filled by the API server).
+func (c PodControl) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	p := pod.DeepCopy()
+	if err := c.Client.Create(ctx, p); err != nil {
+		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			c.event(pod, corev1.EventTypeWarning, "FailedCreate", "Create", "Error creating: %v", err)
+		}
+		return nil, err
+	}
+	c.event(p, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created pod: %v", p.Name)
+	return p, nil
+}
+
+// DeletePod deletes pod if the object under its name still has pod.UID; a
+// failed precondition is reported as NotFound (see [PodControl]).
+func (c PodControl) DeletePod(ctx context.Context, pod *corev1.Pod) error {
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	var opts []client.DeleteOption
+	if pod.UID != "" {
+		uid := pod.UID
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	err := podops.PreconditionAsNotFound(pod, c.Client.Delete(ctx, target, opts...))
+	switch {
+	case apierrors.IsNotFound(err):
+		return err
+	case err != nil:
+		c.event(pod, corev1.EventTypeWarning, "FailedDelete", "Delete", "Error deleting: %v", err)
+		return err
+	}
+	c.event(pod, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "Deleted pod: %v", pod.Name)
+	return nil
+}
+
+// PatchPod applies the strategic-merge patch data to a copy of pod
+// (adoption and release, R-12.2) and returns the patched pod.
+func (c PodControl) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+	p := pod.DeepCopy()
+	if err := c.Client.Patch(ctx, p, client.RawPatch(types.StrategicMergePatchType, data)); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (c PodControl) event(pod *corev1.Pod, eventType, reason, action, note string, args ...any) {
+	ref := metav1.GetControllerOf(pod)
+	if c.Recorder == nil || ref == nil {
+		return
+	}
+	owner := &corev1.ObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID, Namespace: pod.Namespace}
+	c.Recorder.Eventf(owner, nil, eventType, reason, action, note, args...)
+}
