@@ -24,8 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -37,16 +35,15 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"pgregory.net/rapid"
 
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
 // This file drives two whole ReplicaSet controllers through the same random
 // scenario, each over its own client-go fake clientset: the real v1.37.2
-// ReplicaSetController, and a reconcile.Controller wired to client-go by the
-// test (wiring_test.go and below: listers, a PodControl and PodPatcher over
-// the clientset, the status write of status.Calculate / NeedsUpdate /
-// ForWrite). Both run synchronously: a test-side informer ("pump") moves
+// ReplicaSetController, and the examples' controller (a reconcile.Controller
+// wired by adapters/clientgo, see ourSide). Both run synchronously: a test-side informer ("pump") moves
 // every change of the clientset's object tracker into the caches and calls
 // the event handlers, and each side's queue is drained by its own worker
 // step, until neither has anything left to do.
@@ -353,7 +350,14 @@ func (s *upstreamSide) work(ctx context.Context) bool {
 	return true
 }
 
-// ourSide is a reconcile.Controller over its cluster.
+// ourSide is the examples' ReplicaSet controller over its cluster: the
+// wiring of examples/replicaset/controller.New — reconcile.ReplicaSets()
+// with adapters/clientgo's ReplicaSetOwners, Pods, PodControl (also the
+// PodPatcher) and ReplicaSetStatus, its PodHandler and OwnerHandler
+// feeding the queue, a clientgo.Worker's step — built here rather than by
+// New because New takes no clock (its availability arithmetic would read
+// the wall clock, upstream's here reads the scenario's) and runs its
+// queue on goroutines.
 type ourSide struct {
 	*cluster
 	ctrl  *reconcile.Controller[*appsv1.ReplicaSet]
@@ -361,88 +365,52 @@ type ourSide struct {
 }
 
 func newOurSide(t *rapid.T, clk *testingclock.FakeClock) *ourSide {
-	podIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	rsIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	c := newCluster(clk, podIdx, rsIdx)
-	client := c.client
+	f := informers.NewSharedInformerFactory(nil, 0) // only for the indexers; never started
+	rsInf, podInf := f.Apps().V1().ReplicaSets().Informer(), f.Core().V1().Pods().Informer()
+	c := newCluster(clk, podInf.GetIndexer(), rsInf.GetIndexer())
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = rsOwners{lister: appslisters.NewReplicaSetLister(rsIdx), client: client}
-	cfg.Pods = listerPods{lister: corelisters.NewPodLister(podIdx)}
-	cfg.Control = reconcile.PodControlFuncs{
-		Create: func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
-			return client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-		},
-		// By name, as upstream's RealPodControl.
-		Delete: func(ctx context.Context, pod *corev1.Pod) error {
-			return client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})
-		},
-	}
-	cfg.Patcher = reconcile.PodPatcherFunc(func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
-		return client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
-	})
-	cfg.WriteStatus = writeReplicaSetStatus(client)
+	cfg.Owners = clientgo.ReplicaSetOwners(c.client, rsInf)
+	cfg.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
+	pc := clientgo.PodControl{Client: c.client}
+	cfg.Control, cfg.Patcher = pc, pc
+	cfg.WriteStatus = clientgo.ReplicaSetStatus(c.client, status.Options{}, nil)
 	cfg.Clock = clk
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		t.Fatalf("harness: NewController: %v", err)
 	}
 	q := newSyncQueue(clk)
-	enqueue := func(reqs []reconcile.Request) {
-		for _, r := range reqs {
-			q.AddAfter(r.Key, r.After)
-		}
-	}
+	podH, rsH := clientgo.PodHandler(ctrl, q), clientgo.OwnerHandler(ctrl, q)
 	c.h = handlers{
-		podAdd:    func(p *corev1.Pod) { enqueue(ctrl.PodAdded(p)) },
-		podUpdate: func(old, cur *corev1.Pod) { enqueue(ctrl.PodUpdated(old, cur)) },
-		podDelete: func(p *corev1.Pod) { enqueue(ctrl.PodDeleted(p)) },
-		rsAdd:     func(rs *appsv1.ReplicaSet) { enqueue(ctrl.OwnerAdded(rs)) },
-		rsUpdate:  func(old, cur *appsv1.ReplicaSet) { enqueue(ctrl.OwnerUpdated(old, cur)) },
-		rsDelete:  func(rs *appsv1.ReplicaSet) { enqueue(ctrl.OwnerDeleted(rs)) },
+		podAdd:    func(p *corev1.Pod) { podH.OnAdd(p, false) },
+		podUpdate: func(old, cur *corev1.Pod) { podH.OnUpdate(old, cur) },
+		podDelete: func(p *corev1.Pod) { podH.OnDelete(p) },
+		rsAdd:     func(rs *appsv1.ReplicaSet) { rsH.OnAdd(rs, false) },
+		rsUpdate:  func(old, cur *appsv1.ReplicaSet) { rsH.OnUpdate(old, cur) },
+		rsDelete:  func(rs *appsv1.ReplicaSet) { rsH.OnDelete(rs) },
 	}
 	return &ourSide{cluster: c, ctrl: ctrl, queue: q}
 }
 
-// writeReplicaSetStatus is the status write of a client-go ReplicaSet
-// controller on reconcile: status.Calculate from the sync's pods, no write
-// when status.NeedsUpdate says the object has it, else UpdateStatus with
-// status.ForWrite and one retry on a fresh GET.
-func writeReplicaSetStatus(client *fake.Clientset) func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error {
-	return func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
-		newStatus := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
-		if !status.NeedsUpdate(rs, newStatus) {
-			return nil
-		}
-		toWrite := status.ForWrite(rs, newStatus)
-		api := client.AppsV1().ReplicaSets(rs.Namespace)
-		obj := rs.DeepCopy()
-		var err error
-		for attempt := 0; attempt < 2; attempt++ {
-			obj.Status = *toWrite.DeepCopy()
-			if _, err = api.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err == nil || attempt == 1 {
-				break
-			}
-			if obj, err = api.Get(ctx, rs.Name, metav1.GetOptions{}); err != nil {
-				return err
-			}
-		}
-		return err
-	}
-}
-
-// work processes one key as an adapter's worker would; false when the
-// queue is empty.
+// work processes one key as a clientgo.Worker does; false when the queue
+// is empty.
 func (s *ourSide) work(ctx context.Context) bool {
 	key, empty := s.queue.Get()
 	if empty {
 		return false
 	}
+	defer s.queue.Done(key)
 	res, err := s.ctrl.Sync(ctx, key)
 	switch {
-	case err != nil && !errors.Is(err, reconcile.ErrTerminal):
+	case err == nil:
+		if res.RequeueAfter > 0 {
+			s.queue.AddAfter(key, res.RequeueAfter)
+		}
+		s.queue.Forget(key)
+	case errors.Is(err, reconcile.ErrTerminal):
+		s.queue.Forget(key)
+	default:
 		s.queue.AddRateLimited(key)
-	case err == nil && res.RequeueAfter > 0:
-		s.queue.AddAfter(key, res.RequeueAfter)
 	}
 	return true
 }
