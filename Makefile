@@ -45,7 +45,7 @@ vet:
 	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 staticcheck:
-	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
 unit:
 	@for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done

@@ -9,8 +9,9 @@ import (
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
-// benchTracker is what the benchmarks drive: the Tracker and the model of the
-// upstream design in upstream_test.go.
+// benchTracker is what the benchmarks drive. The side-by-side comparison with
+// the real upstream UIDTrackingControllerExpectations lives in the
+// conformance module (internal/conformance, make bench-upstream).
 type benchTracker interface {
 	ExpectCreations(key string, adds int)
 	ExpectDeletions(key string, podKeys []string)
@@ -22,7 +23,6 @@ type benchTracker interface {
 
 var (
 	_ benchTracker = (*expectations.Tracker)(nil)
-	_ benchTracker = (*upstreamTracker)(nil)
 )
 
 var benchImpls = []struct {
@@ -30,7 +30,6 @@ var benchImpls = []struct {
 	new  func() benchTracker
 }{
 	{"impl=tracker", func() benchTracker { return expectations.New(expectations.Options{}) }},
-	{"impl=upstream", func() benchTracker { return newUpstreamTracker() }},
 }
 
 const cyclePods = 10
@@ -74,10 +73,8 @@ func BenchmarkCycle(b *testing.B) {
 
 // BenchmarkParallel measures informer handlers and workers hammering the
 // tracker at once: every iteration observes one event for a key and then asks
-// whether that key is satisfied, for the Tracker and for the model of the
-// upstream design (upstream_test.go), side by side. "pending" records never
-// become fulfilled, so Satisfied reads the clock every time in both
-// implementations; "fulfilled" records are satisfied without it. "creations"
+// whether that key is satisfied. "pending" records never
+// become fulfilled, so Satisfied reads the clock every time; "fulfilled" records are satisfied without it. "creations"
 // observes pod adds; "deletions" observes pod deletes (after the first pass
 // over a key's pods they are repeats, as the update events of terminating
 // pods are). Compare with BenchmarkParallelControl before reading the ratios.

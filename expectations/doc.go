@@ -37,8 +37,9 @@
 //   - Cost: [Tracker.CreationObserved], [Tracker.DeletionObserved],
 //     [Tracker.CreationObservedKey] and [Tracker.Satisfied] allocate nothing
 //     (with nil hooks, under every policy while resourceVersions parse); see
-//     BenchmarkParallel for the throughput against a model of the upstream
-//     design.
+//     BenchmarkParallel for the throughput, and make bench-upstream for a
+//     full round side by side with the real v1.37.2
+//     UIDTrackingControllerExpectations (internal/conformance).
 //   - Observability without logging: [Tracker.Check] returns the verdict
 //     and its [Resolution], [Hooks] report each round's resolution with its
 //     pending age, [Tracker.Snapshot] copies a key's state, and

@@ -23,7 +23,6 @@ var benchNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 // deletion cost, a fifth with some restarts, a tenth with a native sidecar
 // and an ordinary init container, the conditions, labels and annotations a
 // real pod has; related is pods plus 10% siblings on the same nodes.
-// Both ForDeletion and the upstream baseline run on its output.
 func genPods(n int) (pods, related []*corev1.Pod) { return genPodsReady(n, 10) }
 
 // genPodsReady is genPods with one pod in notReadyOneIn not ready (never
@@ -103,11 +102,11 @@ func benchKs(n int) []int {
 
 var benchSink []*corev1.Pod
 
-// BenchmarkForDeletion measures ForDeletion ("podrank") side by side with
-// an upstream-style getPodsToDelete ("upstream": sort.Sort of a copy with a
-// Less that re-derives everything, upstream_test.go) on the same input, and
-// one pass reading every field the order can need from every pod ("keys":
-// the related-pod count plus every pod's full key).
+// BenchmarkForDeletion measures ForDeletion ("podrank") and one pass reading
+// every field the order can need from every pod ("keys": the related-pod
+// count plus every pod's full key). The side-by-side comparison with the
+// real upstream getPodsToDelete lives in the conformance module
+// (internal/conformance, make bench-upstream).
 //
 // n=10000/allready repeats k=500 on a cluster where every pod is ready,
 // so that the deletion cost and rank of every pod must be read.
@@ -132,21 +131,13 @@ func BenchmarkForDeletion(b *testing.B) {
 	}
 }
 
-// benchPair runs ForDeletion and the upstream baseline on the same input.
+// benchPair runs ForDeletion on one input.
 func benchPair(b *testing.B, name string, pods, related []*corev1.Pod, k int) {
 	b.Run(name+"/podrank", func(b *testing.B) {
 		b.ReportAllocs()
 		opts := podrank.Options{Now: benchNow}
 		for b.Loop() {
 			benchSink = podrank.ForDeletion(pods, related, k, opts)
-		}
-	})
-	b.Run(name+"/upstream", func(b *testing.B) {
-		b.ReportAllocs()
-		buf := make([]*corev1.Pod, len(pods))
-		for b.Loop() {
-			copy(buf, pods)
-			benchSink = upstreamForDeletion(buf, related, k, benchNow)
 		}
 	})
 }

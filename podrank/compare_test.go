@@ -228,11 +228,21 @@ func TestPropertyLogBucketMatchesFloat64(t *testing.T) {
 	})
 }
 
-func TestPropertyCompareAgreesWithUpstream(t *testing.T) {
+// TestPropertyCompareAgreesWithReferenceWhenDisabled compares Compare with
+// the reference ranking (upstream_test.go) under the options real v1.37.2
+// cannot exercise: DisableDeletionCost (the PodDeletionCost gate off) and
+// DisableLogarithmicScaleDown (the gate v1.37.2 removed). With the default
+// options the conformance module compares Compare with the real
+// ActivePodsWithRanks.Less instead (internal/conformance).
+func TestPropertyCompareAgreesWithReferenceWhenDisabled(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := podrank.Ranked{Pod: podGen().Draw(t, "a"), Rank: rankGen().Draw(t, "rankA")}
 		b := podrank.Ranked{Pod: podGen().Draw(t, "b"), Rank: rankGen().Draw(t, "rankB")}
 		opts := optsGen().Draw(t, "opts")
+		if !opts.DisableDeletionCost && !opts.DisableLogarithmicScaleDown {
+			opts.DisableDeletionCost = rapid.Bool().Draw(t, "noCostInstead")
+			opts.DisableLogarithmicScaleDown = !opts.DisableDeletionCost
+		}
 		assert.Equal(t, upstreamSign(a, b, opts), sign(podrank.Compare(a, b, opts)))
 	})
 }

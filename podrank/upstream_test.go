@@ -2,7 +2,6 @@ package podrank_test
 
 import (
 	"math"
-	"sort"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -10,16 +9,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// This file is the reference the package is tested and measured against: a
-// literal rendering of SPEC §6 and in the shape upstream's code
-// has. Every comparison re-derives everything it needs (finds the Ready
+// This file is a reference ranking for what the real upstream code cannot
+// check: the options v1.37.2 cannot run (PodDeletionCost off, the
+// LogarithmicScaleDown gate it removed), the rule tables' own consistency,
+// the deletion-cost parser and the log2 bucket arithmetic. Everything the
+// real v1.37.2 code can decide — Compare and ForDeletion with the default
+// options — is compared with it in internal/conformance instead, and the
+// speed comparison lives there too (make bench-upstream). It is a literal
+// rendering of SPEC §6 in the shape upstream's code has. Every comparison re-derives everything it needs (finds the Ready
 // condition again, looks the annotation up and parses it with strconv,
 // takes log2 of both durations, scans the container statuses and builds the
-// set of sidecar names), and the sort is sort.Sort over a sort.Interface.
+// set of sidecar names).
 // Like upstream, it asks the feature gate whether PodDeletionCost is on in
 // every comparison (a map lookup behind an atomic load); it does not copy
-// PodStatus values around as upstream's readiness helpers do. It is
-// deliberately not optimised; do not share code with the package.
+// PodStatus values around as upstream's readiness helpers do. Do not share
+// code with the package.
 
 // upstreamPods is ActivePodsWithRanks: pods, their ranks and Now.
 type upstreamPods struct {
@@ -40,15 +44,6 @@ func newGates(costOn, logOn bool) *featureGates {
 }
 
 func (g *featureGates) Enabled(name string) bool { return g.enabled.Load().(map[string]bool)[name] }
-
-var defaultGates = newGates(true, true)
-
-func (s upstreamPods) Len() int { return len(s.pods) }
-
-func (s upstreamPods) Swap(i, j int) {
-	s.pods[i], s.pods[j] = s.pods[j], s.pods[i]
-	s.rank[i], s.rank[j] = s.rank[j], s.rank[i]
-}
 
 // upstreamPhase is R-6.2's table; a missing phase reads as 0.
 var upstreamPhase = map[corev1.PodPhase]int{
@@ -190,30 +185,6 @@ func upstreamRestarts(p *corev1.Pod) [2]int {
 		}
 	}
 	return out
-}
-
-// upstreamRanks is.
-func upstreamRanks(pods, related []*corev1.Pod) []int {
-	perNode := map[string]int{}
-	for _, p := range related {
-		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp == nil {
-			perNode[p.Spec.NodeName]++
-		}
-	}
-	rank := make([]int, len(pods))
-	for i, p := range pods {
-		rank[i] = perNode[p.Spec.NodeName]
-	}
-	return rank
-}
-
-// upstreamForDeletion is with the default gates, including the
-// in-place sort: callers pass a copy.
-func upstreamForDeletion(pods, related []*corev1.Pod, n int, now time.Time) []*corev1.Pod {
-	if n < len(pods) {
-		sort.Sort(upstreamPods{pods: pods, rank: upstreamRanks(pods, related), now: now, gates: defaultGates})
-	}
-	return pods[:n]
 }
 
 // upstreamLess is Less on a pair, for the tables and properties.

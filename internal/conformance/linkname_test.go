@@ -56,3 +56,8 @@ func upstreamMaxContainerRestarts(pod *corev1.Pod) (regularRestarts, sidecarRest
 //
 //go:linkname upstreamRelatedPods k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).getIndirectlyRelatedPods
 func upstreamRelatedPods(rsc *replicaset.ReplicaSetController, logger klog.Logger, rs *appsv1.ReplicaSet) ([]*corev1.Pod, error)
+
+// k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).syncReplicaSet
+//
+//go:linkname upstreamSyncReplicaSet k8s.io/kubernetes/pkg/controller/replicaset.(*ReplicaSetController).syncReplicaSet
+func upstreamSyncReplicaSet(rsc *replicaset.ReplicaSetController, ctx context.Context, key string) error

@@ -26,6 +26,9 @@ var (
 
 	documentedMu sync.Mutex
 	documented   = map[string]int64{}
+
+	perTestMu sync.Mutex
+	perTest   []string // "name=cases", in run order
 )
 
 // Named exceptions. Each is a deliberate, documented difference of the
@@ -57,10 +60,14 @@ func noteDocumented(name string) {
 // disagreement when it fails.
 func differential(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	t.Cleanup(func() { // also after rapid's t.Fatal
+	start := cases.Load() // the tests do not run in parallel
+	t.Cleanup(func() {    // also after rapid's t.Fatal
 		if t.Failed() {
 			disagreements.Add(1)
 		}
+		perTestMu.Lock()
+		perTest = append(perTest, fmt.Sprintf("%s=%d", strings.TrimPrefix(t.Name(), "Test"), cases.Load()-start))
+		perTestMu.Unlock()
 	})
 	f(t)
 }
@@ -82,6 +89,11 @@ func TestMain(m *testing.M) {
 	}
 	documentedMu.Unlock()
 	sort.Strings(names)
+	perTestMu.Lock()
+	if len(perTest) > 0 {
+		fmt.Printf("conformance: cases per test: %s\n", strings.Join(perTest, ", "))
+	}
+	perTestMu.Unlock()
 	if len(names) > 0 {
 		fmt.Printf("conformance: documented: %s\n", strings.Join(names, ", "))
 	}

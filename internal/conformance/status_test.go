@@ -197,7 +197,8 @@ func TestNeedsUpdateMatchesUpdateReplicaSetStatus(t *testing.T) {
 // status's now, refined with a later clock reading) or the minReadySeconds
 // fallback. The counts come from upstream's calculateStatus at now. The
 // gate around FindMinNextPodAvailabilityCheck is inline in syncReplicaSet
-// and restated here; TODO: drive syncReplicaSet itself.
+// and restated here, to reach every corner cheaply;
+// TestRequeueMatchesSyncReplicaSetItself drives the real syncReplicaSet.
 func TestRequeueAfterMatchesSyncReplicaSet(t *testing.T) {
 	differential(t, func(t *testing.T) {
 		rapid.Check(t, func(t *rapid.T) {
