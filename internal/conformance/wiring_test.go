@@ -90,35 +90,35 @@ type enqueued struct {
 	after time.Duration
 }
 
-// recordingQueue replaces the real controller's workqueue (its unexported
+// enqueueRecorder replaces the real controller's workqueue (its unexported
 // field queue) to record what the event handlers enqueue. The embedded
 // queue is the controller's own, for the methods the handlers never call;
 // AddRateLimited is recorded with after -1 (never expected from a handler).
-type recordingQueue struct {
+type enqueueRecorder struct {
 	workqueue.TypedRateLimitingInterface[string]
 	mu  sync.Mutex
 	got []enqueued
 }
 
-func (q *recordingQueue) Add(key string) { q.record(key, 0) }
+func (q *enqueueRecorder) Add(key string) { q.record(key, 0) }
 
-func (q *recordingQueue) AddAfter(key string, d time.Duration) {
+func (q *enqueueRecorder) AddAfter(key string, d time.Duration) {
 	if d < 0 { // the delaying queue adds these at once
 		d = 0
 	}
 	q.record(key, d)
 }
 
-func (q *recordingQueue) AddRateLimited(key string) { q.record(key, -1) }
+func (q *enqueueRecorder) AddRateLimited(key string) { q.record(key, -1) }
 
-func (q *recordingQueue) record(key string, d time.Duration) {
+func (q *enqueueRecorder) record(key string, d time.Duration) {
 	q.mu.Lock()
 	q.got = append(q.got, enqueued{key, d})
 	q.mu.Unlock()
 }
 
 // take returns and clears what was recorded.
-func (q *recordingQueue) take() []enqueued {
+func (q *enqueueRecorder) take() []enqueued {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	got := q.got
@@ -126,10 +126,10 @@ func (q *recordingQueue) take() []enqueued {
 	return got
 }
 
-// recordQueue puts a recordingQueue in place of rsc's workqueue.
-func recordQueue(rsc *replicaset.ReplicaSetController) *recordingQueue {
+// recordQueue puts a enqueueRecorder in place of rsc's workqueue.
+func recordQueue(rsc *replicaset.ReplicaSetController) *enqueueRecorder {
 	f := upstreamField[workqueue.TypedRateLimitingInterface[string]](rsc, "queue")
-	q := &recordingQueue{TypedRateLimitingInterface: *f}
+	q := &enqueueRecorder{TypedRateLimitingInterface: *f}
 	*f = q
 	return q
 }
