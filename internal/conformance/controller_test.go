@@ -43,10 +43,13 @@ import (
 // This file drives two whole ReplicaSet controllers through the same random
 // scenario, each over its own client-go fake clientset: the real v1.37.2
 // ReplicaSetController, and the examples' controller (a reconcile.Controller
-// wired by adapters/clientgo, see ourSide). Both run synchronously: a test-side informer ("pump") moves
-// every change of the clientset's object tracker into the caches and calls
-// the event handlers, and each side's queue is drained by its own worker
-// step, until neither has anything left to do.
+// wired by adapters/clientgo, see ourSide). Both run synchronously: a
+// test-side informer ("pump") moves every change of the clientset's object
+// tracker into the caches and calls the event handlers, and each side's
+// queue is drained by its own worker step, until neither has anything left
+// to do. Nothing sleeps and nothing waits on another goroutine, except the
+// concurrent creates and deletes inside one sync, which both controllers
+// join before they return.
 
 const ctrlNS = "ns"
 
@@ -536,7 +539,7 @@ func podNames(t *rapid.T, c *cluster) []string {
 }
 
 // TestControllerMatchesReplicaSetController runs the real
-// ReplicaSetController and a reconcile.Controller through the same random
+// ReplicaSetController and the examples' controller through the same random
 // scenario — ReplicaSet rs (selector app=web) and maybe rs2 (app=db), 0–5
 // replicas, minReadySeconds 0 or 10, orphans, some create calls refused —
 // then steps that scale a ReplicaSet, delete pods, mark pods terminating,
