@@ -23,6 +23,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"pgregory.net/rapid"
 
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -148,9 +149,10 @@ func (w *eventWorld) drawPod(t *rapid.T, key string) *corev1.Pod {
 // — resyncs with the same resourceVersion, label, controller-ref and
 // readiness changes, deletion timestamps —, deleted directly or through a
 // tombstone carrying a stale version) interleaved with the expectations a
-// sync would raise, to a reconcile.Controller and to the real
-// ReplicaSetController's handlers (addRS … deletePod, reading the same
-// ReplicaSet cache), and after every event compares what each enqueued —
+// sync would raise, to a reconcile.Controller (through adapters/clientgo's
+// PodHandler and OwnerHandler, which unwrap tombstones) and to the real
+// ReplicaSetController's handlers (addRS … deletePod), both reading the
+// same ReplicaSet cache, and after every event compares what each enqueued —
 // keys at once, keys after a delay (minReadySeconds after a pod turned
 // ready) — and the expectations of every key: Pending vs GetExpectations,
 // the pending deletion keys vs GetUIDs, Satisfied vs SatisfiedExpectations.
@@ -185,6 +187,10 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 				t.Fatalf("harness: NewController: %v", err)
 			}
 			tr := ctrl.Expectations()
+			// The Controller's events arrive through the client-go adapter's
+			// handlers, which unwrap tombstones, as in the examples.
+			ourQueue := &enqueueRecorder{}
+			podH, rsH := clientgo.PodHandler(ctrl, ourQueue), clientgo.OwnerHandler(ctrl, ourQueue)
 			prevExp := map[string][2]int64{}
 
 			// Most ReplicaSets exist from the start.
@@ -195,13 +201,12 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 					w.rss[key] = rs
 					_ = w.rsIndexer.Add(rs)
 					upstreamAddRS(rsc, logger, rs)
-					_ = ctrl.OwnerAdded(rs)
+					rsH.OnAdd(rs, true)
 				}
 			}
-			_ = queue.take()
+			_, _ = queue.take(), ourQueue.take()
 			steps := rapid.IntRange(5, 50).Draw(t, "steps")
 			for step := 0; step < steps; step++ {
-				var got []reconcile.Request
 				var what string
 				// An operation on an absent object adds it; an add of a
 				// present one updates it.
@@ -233,13 +238,13 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 					_ = w.rsIndexer.Add(rs)
 					what = "addRS " + key
 					upstreamAddRS(rsc, logger, rs)
-					got = ctrl.OwnerAdded(rs)
+					rsH.OnAdd(rs, false)
 				case 1: // ReplicaSet updated
 					old := w.rss[rsKey]
 					cur := w.updateRS(t, old)
 					what = fmt.Sprintf("updateRS %s uid %s -> %s", rsKey, old.UID, cur.UID)
 					upstreamUpdateRS(rsc, logger, old, cur)
-					got = ctrl.OwnerUpdated(old, cur)
+					rsH.OnUpdate(old, cur)
 				case 2: // ReplicaSet deleted
 					key := rsKey
 					rs := w.rss[key]
@@ -252,7 +257,7 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 						what += " (tombstone)"
 					}
 					upstreamDeleteRS(rsc, logger, obj)
-					got = ctrl.OwnerDeleted(rs)
+					rsH.OnDelete(obj)
 				case 3: // pod added
 					key := podKey
 					p := w.drawPod(t, key)
@@ -260,7 +265,7 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 					what = "addPod " + describeEventPod(p)
 					w.noteUIDMismatch(&reached, p)
 					upstreamAddPod(rsc, logger, p)
-					got = ctrl.PodAdded(p)
+					podH.OnAdd(p, false)
 				case 5, 6, 7, 8: // pod updated
 					key := podKey
 					old := w.pods[key]
@@ -269,7 +274,7 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 					what = "updatePod " + describeEventPod(old) + " -> " + describeEventPod(cur)
 					w.noteUIDMismatch(&reached, cur)
 					upstreamUpdatePod(rsc, logger, old, cur)
-					got = ctrl.PodUpdated(old, cur)
+					podH.OnUpdate(old, cur)
 				case 9: // pod deleted
 					key := podKey
 					p := w.pods[key]
@@ -285,7 +290,7 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 						what = "tombstone " + what
 					}
 					upstreamDeletePod(rsc, logger, obj)
-					got = ctrl.PodDeleted(p)
+					podH.OnDelete(obj)
 				default: // a sync raised expectations
 					key := rapid.SampledFrom(eventExpectationKeys).Draw(t, "expectKey")
 					if rapid.Bool().Draw(t, "expectCreations") {
@@ -301,7 +306,7 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 					}
 				}
 				addCases(1)
-				up, ours := enqueuedSet(queue.take()), enqueuedSet(requestsAsEnqueued(got))
+				up, ours := enqueuedSet(queue.take()), enqueuedSet(ourQueue.take())
 				reached.note(what, up)
 				if !slices.Equal(up, ours) {
 					t.Fatalf("step %d, %s: enqueued %v, upstream %v", step, what, ours, up)

@@ -134,15 +134,6 @@ func recordQueue(rsc *replicaset.ReplicaSetController) *enqueueRecorder {
 	return q
 }
 
-// requestsAsEnqueued converts the Controller's answer to the same form.
-func requestsAsEnqueued(reqs []reconcile.Request) []enqueued {
-	out := make([]enqueued, 0, len(reqs))
-	for _, r := range reqs {
-		out = append(out, enqueued{r.Key, r.After})
-	}
-	return out
-}
-
 // controllerChecksDivisor: the differential that drives two whole
 // controllers through a scenario costs about 18 ms a check under -race on
 // the 2-core machine (TestControllerMatchesReplicaSetController's rapid
