@@ -105,8 +105,11 @@ type SyncResult struct {
 // returns nil, and retries the second forever); a failed live re-read
 // before adoption is reported once, not once per orphan; a nil or empty
 // selector claims nothing (upstream's claim would take every pod with an
-// empty one, which API validation forbids for ReplicaSets); the clock is the
-// Config's, never the wall clock. Like upstream, the claimed active pods
+// empty one, which API validation forbids for ReplicaSets); when several
+// creates or deletes of the manage step fail, the returned error and
+// SyncResult.ManageErr join all of them in call order where upstream keeps
+// one, so a ReplicaFailure condition built from it lists every failure;
+// the clock is the Config's, never the wall clock. Like upstream, the claimed active pods
 // include adopted orphans as they were listed (SyncResult.Adopted holds the
 // patched objects), and the status is computed from the pods listed before
 // the manage step.
