@@ -58,7 +58,10 @@
 //     [EvidenceFirst] a cache that has passed the writes but lacks their
 //     events has missed them (resolve now, no 5-minute stall, Kubernetes
 //     issue #129795), and a cache behind the writes keeps the key waiting
-//     past the TTL (no over-creation), up to [Options.SafetyLimit].
+//     past the TTL (no over-creation), up to [Options.SafetyLimit]. A
+//     round that expects something no cache will ever show (a create
+//     refused for a terminating namespace) is marked with
+//     [Tracker.RecordUnverifiable] and waits for the TTL, as upstream.
 //     Versions are compared as apimachinery's
 //     resourceversion.CompareResourceVersion (v0.35+) compares them.
 //   - Named expiry policies: [ExpireAfterTTL] (upstream, the default),

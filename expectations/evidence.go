@@ -37,6 +37,25 @@ func (t *Tracker) RecordWrite(key, resourceVersion string) {
 	}
 }
 
+// RecordUnverifiable marks key's current round as one that no cache version
+// can settle: it expects something the cache will never show, such as a
+// create the API server refused because the namespace is terminating, which
+// a controller counts as done (so that it does not retry into a namespace
+// that is going away) although no pod and no event will follow. Evidence is
+// then unusable for the round, exactly as after a version that does not
+// parse: under EvidenceFirst the round falls back to the TTL, as upstream
+// waits, instead of being resolved as a missed event and followed by
+// another wave of doomed creates. The next Set or Expect call starts a round
+// without the mark. Without a record it does nothing.
+func (t *Tracker) RecordUnverifiable(key string) {
+	s, h := t.shardFor(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.lookup(h, key); r != nil {
+		r.writeRV, r.writeBad = "", true
+	}
+}
+
 // evidence compares the cache's version with the round's highest write.
 // usable is false when there is nothing to compare (no CacheVersion, no write
 // recorded, a version that does not parse); otherwise cmp is the comparison

@@ -135,3 +135,35 @@ func wellFormedRV(rv string) bool {
 	}
 	return true
 }
+
+// A round marked unverifiable falls back to the TTL under EvidenceFirst,
+// however far the cache has passed the round's writes; the next round starts
+// without the mark.
+func TestRecordUnverifiable(t *testing.T) {
+	cache := &fakeCache{rv: "500"}
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, CacheVersion: cache.Version})
+	tr.RecordUnverifiable(rsKey) // no record: nothing to mark
+	_, ok := tr.Snapshot(rsKey)
+	assert.False(t, ok)
+
+	tr.ExpectCreationKeys(rsKey, []string{"default/web-a", "default/web-b"})
+	tr.RecordWrite(rsKey, "120")
+	tr.RecordUnverifiable(rsKey)
+	tr.RecordWrite(rsKey, "130") // later writes do not restore the evidence
+	st := tr.Check(rsKey)
+	assert.False(t, st.Satisfied, "the cache (RV 500) passed the writes, but the round cannot be settled by them")
+	assert.Equal(t, expectations.Waiting, st.Resolution)
+	snap, _ := tr.Snapshot(rsKey)
+	assert.True(t, snap.WriteRVInvalid)
+
+	clk.Step(expectations.DefaultTTL + 1)
+	st = tr.Check(rsKey)
+	assert.True(t, st.Satisfied)
+	assert.Equal(t, expectations.Expired, st.Resolution)
+
+	tr.ExpectCreationKeys(rsKey, []string{"default/web-c"})
+	tr.RecordWrite(rsKey, "140")
+	st = tr.Check(rsKey)
+	assert.True(t, st.Satisfied, "a new round uses evidence again")
+	assert.Equal(t, expectations.ResolvedByEvidence, st.Resolution)
+}

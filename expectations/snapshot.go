@@ -46,7 +46,9 @@ type Snapshot struct {
 	Limit time.Duration
 
 	// WriteRV is the highest resourceVersion recorded this round by
-	// RecordWrite; WriteRVInvalid reports that a recorded one did not parse.
+	// RecordWrite; WriteRVInvalid reports that evidence is unusable this
+	// round: a recorded version did not parse, or RecordUnverifiable was
+	// called.
 	WriteRV        string
 	WriteRVInvalid bool
 

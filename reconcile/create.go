@@ -116,6 +116,12 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 		}
 	}
 	m.keepUncertain(o.Key, retry)
+	if out.NamespaceTerminating > 0 {
+		// Counted as done, yet no pod and no event will follow: the
+		// cache passing our writes must not resolve the round as a missed
+		// event, or another wave of creates would meet the same refusal.
+		tracker.RecordUnverifiable(o.Key)
+	}
 	for _, p := range out.Created {
 		if p.ResourceVersion != "" {
 			tracker.RecordWrite(o.Key, p.ResourceVersion)

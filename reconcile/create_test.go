@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -371,4 +372,35 @@ func recDeepCopies(pods []*corev1.Pod) []*corev1.Pod {
 		out[i] = p.DeepCopy()
 	}
 	return out
+}
+
+// with EvidenceFirst: creates refused because the namespace is
+// terminating count as done, and no pod or event will follow. The cache
+// passing the round's other writes must not resolve the round as a missed
+// event (which would start another wave of doomed creates): the round waits
+// for the TTL, as upstream does. Found on a real control plane.
+func TestNamespaceTerminatingRoundIsNotResolvedByEvidence(t *testing.T) {
+	clk := fakeclock.New(podtest.Epoch)
+	tracker := expectations.New(expectations.Options{
+		Clock:        clk,
+		Policy:       expectations.EvidenceFirst,
+		CacheVersion: func() string { return "1000" }, // past every write below
+	})
+	pods := &recPods{CreateErr: func(_ context.Context, _ *corev1.Pod, call int) error {
+		if call == 0 {
+			return nil // stored, RV 100
+		}
+		return recNamespaceTerminating()
+	}}
+	m := &reconcile.Manager{Pods: pods, Expectations: tracker, Clock: clk, TrackCreations: true}
+	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(5)), nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 4, out.NamespaceTerminating)
+
+	st := tracker.Check("default/web")
+	assert.False(t, st.Satisfied, "the refused creates are still expected; evidence cannot settle them")
+	assert.Equal(t, expectations.Waiting, st.Resolution)
+
+	clk.Step(expectations.DefaultTTL + time.Nanosecond)
+	assert.True(t, tracker.Satisfied("default/web"), "the TTL applies, as upstream")
 }
