@@ -58,8 +58,8 @@
 //     events has missed them (resolve now, no 5-minute stall, Kubernetes
 //     issue #129795), and a cache behind the writes keeps the key waiting
 //     past the TTL (no over-creation), up to [Options.SafetyLimit].
-//     Versions are compared with apimachinery's
-//     resourceversion.CompareResourceVersion.
+//     Versions are compared as apimachinery's
+//     resourceversion.CompareResourceVersion (v0.35+) compares them.
 //   - Named expiry policies: [ExpireAfterTTL] (upstream, the default),
 //     [NeverExpire] and [EvidenceFirst], each documented with its failure
 //     mode.

@@ -1,15 +1,17 @@
 package expectations
 
-import "k8s.io/apimachinery/pkg/util/resourceversion"
+import "github.com/reconcilekit/reconcilekit/internal/rv"
 
 // RecordWrite remembers resourceVersion, returned by one of the controller's
 // own writes (a create response, say) in key's current round, as evidence for
 // the EvidenceFirst policy. The Tracker keeps the highest version recorded
-// since the last Set or Expect call, compared with apimachinery's
-// resourceversion.CompareResourceVersion. A version that does not parse (empty,
-// leading zeros, not a number) makes the round's evidence unusable: the round
-// then falls back to the TTL, because the cache cannot be shown to have passed
-// that write. Without a record RecordWrite does nothing.
+// since the last Set or Expect call, ordered as apimachinery's
+// resourceversion.CompareResourceVersion (v0.35 and later) orders them; the
+// module implements that order itself so that it builds on apimachinery v0.33.
+// A version that does not parse (empty, leading zeros, not a number) makes
+// the round's evidence unusable: the round then falls back to the TTL,
+// because the cache cannot be shown to have passed that write. Without a
+// record RecordWrite does nothing.
 //
 // Record every write of a round before the next Check of the key: evidence
 // covers only the writes it was given. The versions must belong to the
@@ -26,7 +28,7 @@ func (t *Tracker) RecordWrite(key, resourceVersion string) {
 	if against == "" {
 		against = resourceVersion // validates resourceVersion alone
 	}
-	c, err := resourceversion.CompareResourceVersion(resourceVersion, against)
+	c, err := rv.Compare(resourceVersion, against)
 	switch {
 	case err != nil:
 		r.writeRV, r.writeBad = "", true
@@ -44,6 +46,6 @@ func (t *Tracker) evidence(writeRV string, writeBad bool) (cacheRV string, cmp i
 		return "", 0, false
 	}
 	cacheRV = t.opts.CacheVersion()
-	cmp, err := resourceversion.CompareResourceVersion(cacheRV, writeRV)
+	cmp, err := rv.Compare(cacheRV, writeRV)
 	return cacheRV, cmp, err == nil
 }

@@ -115,7 +115,7 @@ func withPriority(v int32) pt.Option { return func(p *corev1.Pod) { p.Spec.Prior
 // TestCompareSidecars pins R-6.12's split between native sidecars (init
 // containers that restart Always) and every other init container.
 func TestCompareSidecars(t *testing.T) {
-	never := corev1.ContainerRestartPolicyNever
+	never := corev1.ContainerRestartPolicy("Never") // the constant is newer than the k8s.io/api floor
 	cases := []struct {
 		name string
 		a    *corev1.Pod

@@ -60,7 +60,8 @@ var (
 	phases   = []corev1.PodPhase{"", corev1.PodPending, corev1.PodRunning, corev1.PodUnknown, corev1.PodSucceeded, corev1.PodFailed, "Bogus"}
 	statuses = []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown}
 	condType = []corev1.PodConditionType{corev1.PodReady, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled}
-	policies = []*corev1.ContainerRestartPolicy{nil, ptr(corev1.ContainerRestartPolicyAlways), ptr(corev1.ContainerRestartPolicyAlways), ptr(corev1.ContainerRestartPolicyNever)}
+	// "Never" is spelled out: its constant is newer than the k8s.io/api floor (v0.33).
+	policies = []*corev1.ContainerRestartPolicy{nil, ptr(corev1.ContainerRestartPolicyAlways), ptr(corev1.ContainerRestartPolicyAlways), ptr(corev1.ContainerRestartPolicy("Never"))}
 	rankPool = []int{0, 0, 1, 2, 3, 1 << 28, 1<<28 - 1, 1 << 40, -1, math.MaxInt, math.MinInt}
 )
 

@@ -13,12 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/internal/podutil"
+	"github.com/reconcilekit/reconcilekit/internal/rv"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/status"
 )
@@ -366,7 +366,7 @@ func (s *simState) sync() {
 	byEvidence := snap.Resolution == expectations.ResolvedByEvidence
 	if byEvidence {
 		s.evidence++
-		if c, err := resourceversion.CompareResourceVersion(snap.CacheRV, snap.WriteRV); err != nil || c < 0 {
+		if c, err := rv.Compare(snap.CacheRV, snap.WriteRV); err != nil || c < 0 {
 			t.Fatalf("resolved by evidence, but the cache (RV %q) is not at the writes (RV %q): %v", snap.CacheRV, snap.WriteRV, err)
 		}
 	}

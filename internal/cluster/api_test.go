@@ -8,10 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/reconcilekit/reconcilekit/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
+	"github.com/reconcilekit/reconcilekit/internal/rv"
 )
 
 func generated(prefix string) *corev1.Pod {
@@ -38,7 +38,7 @@ func TestAPICreate(t *testing.T) {
 
 	b, err := api.Create(named("b"))
 	require.NoError(t, err)
-	cmp, err := resourceversion.CompareResourceVersion(a.ResourceVersion, b.ResourceVersion)
+	cmp, err := rv.Compare(a.ResourceVersion, b.ResourceVersion)
 	require.NoError(t, err)
 	assert.Equal(t, -1, cmp, "resourceVersions increase")
 	assert.Equal(t, b.ResourceVersion, api.ResourceVersion())

@@ -4,7 +4,7 @@
 //
 //   - [API] stores pods with API-server semantics: integer resourceVersions
 //     as decimal strings (comparable with apimachinery's
-//     resourceversion.CompareResourceVersion), uniqueness by
+//     resourceversion.CompareResourceVersion and internal/rv), uniqueness by
 //     namespace/name, generateName suffixes from the API server's alphabet
 //     drawn from a seeded generator, AlreadyExists, NotFound and
 //     NamespaceTerminating errors from k8s.io/apimachinery/pkg/api/errors,
