@@ -1,0 +1,247 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/reconcilekit/reconcilekit/internal/controlplane"
+)
+
+// holdFinalizer keeps deleted pods terminating until the test removes it
+// (kwok deletes a pod with a deletion timestamp, which a finalizer blocks).
+const holdFinalizer = "e2e.reconcilekit.dev/hold"
+
+const convergeTimeout = 3 * time.Minute
+
+func newReplicaSet(name string, replicas int32, minReadySeconds int32, finalizers ...string) *appsv1.ReplicaSet {
+	labels := map[string]string{"app": name}
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas:        ptr.To(replicas),
+			MinReadySeconds: minReadySeconds,
+			Selector:        &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Finalizers: finalizers},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+				},
+			},
+		},
+	}
+}
+
+// rsEnv is one scenario's namespace on a control plane, with the examples'
+// ReplicaSet controller running on it and every pod watched.
+type rsEnv struct {
+	t      *testing.T
+	ctx    context.Context
+	cp     *controlplane.ControlPlane
+	client kubernetes.Interface
+	ns     string
+	pods   *podWatch
+	ctrl   *proc
+	// statuses is every ReplicaSet status seen, per name, in order.
+	mu       sync.Mutex
+	statuses map[string][]appsv1.ReplicaSetStatus
+}
+
+func newRSEnv(t *testing.T, cp *controlplane.ControlPlane) *rsEnv {
+	t.Helper()
+	ctx := testContext(t)
+	client := kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	e := &rsEnv{t: t, ctx: ctx, cp: cp, client: client, statuses: map[string][]appsv1.ReplicaSetStatus{}}
+	e.ns = newNamespace(t, ctx, client)
+	e.pods = watchPods(t, ctx, client, e.ns)
+	e.watchStatuses()
+	e.ctrl = startRSController(t, cp, e.ns)
+	return e
+}
+
+func (e *rsEnv) watchStatuses() {
+	ctx, cancel := context.WithCancel(e.ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(e.client, 0, informers.WithNamespace(e.ns))
+	inf := factory.Apps().V1().ReplicaSets().Informer()
+	record := func(obj any) {
+		rs := obj.(*appsv1.ReplicaSet)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.statuses[rs.Name] = append(e.statuses[rs.Name], rs.Status)
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: record, UpdateFunc: func(_, obj any) { record(obj) }})
+	require.NoError(e.t, err)
+	factory.Start(ctx.Done())
+	e.t.Cleanup(func() { cancel(); factory.Shutdown() })
+}
+
+func (e *rsEnv) seenStatuses(name string) []appsv1.ReplicaSetStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.statuses[name])
+}
+
+func (e *rsEnv) create(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	e.t.Helper()
+	e.pods.allow("ReplicaSet/"+rs.Name, int(*rs.Spec.Replicas))
+	out, err := e.client.AppsV1().ReplicaSets(e.ns).Create(e.ctx, rs, metav1.CreateOptions{})
+	require.NoError(e.t, err)
+	return out
+}
+
+// scale sets spec.replicas; when scaling up it first raises the bound on
+// live pods, when scaling down the old bound stays until the test lowers it.
+func (e *rsEnv) scale(name string, replicas int) *appsv1.ReplicaSet {
+	e.t.Helper()
+	owner := "ReplicaSet/" + name
+	e.pods.mu.Lock()
+	if replicas > e.pods.allowed[owner] {
+		e.pods.allowed[owner] = replicas
+	}
+	e.pods.mu.Unlock()
+	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
+	rs, err := e.client.AppsV1().ReplicaSets(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	require.NoError(e.t, err)
+	return rs
+}
+
+// want is the status a converged ReplicaSet must show.
+type want struct {
+	replicas, ready, available int32
+	terminating                *int32
+	skipReady                  bool // after a kube-apiserver restart kwok may leave pods unready
+}
+
+func (w want) String() string {
+	t := "nil"
+	if w.terminating != nil {
+		t = fmt.Sprint(*w.terminating)
+	}
+	return fmt.Sprintf("replicas %d ready %d available %d terminating %s", w.replicas, w.ready, w.available, t)
+}
+
+func describe(rs *appsv1.ReplicaSet) string {
+	s := rs.Status
+	t := "nil"
+	if s.TerminatingReplicas != nil {
+		t = fmt.Sprint(*s.TerminatingReplicas)
+	}
+	return fmt.Sprintf("generation %d observedGeneration %d replicas %d ready %d available %d terminating %s fullyLabeled %d conditions %v",
+		rs.Generation, s.ObservedGeneration, s.Replicas, s.ReadyReplicas, s.AvailableReplicas, t, s.FullyLabeledReplicas, s.Conditions)
+}
+
+// converge waits until the ReplicaSet's status is w for its current
+// generation and its live pods are exactly w.replicas.
+func (e *rsEnv) converge(name string, w want) *appsv1.ReplicaSet {
+	e.t.Helper()
+	var last *appsv1.ReplicaSet
+	waitFor(e.t, e.ctx, convergeTimeout, fmt.Sprintf("%s/%s: %v", e.ns, name, w), func(ctx context.Context) (bool, string, error) {
+		rs, err := e.client.AppsV1().ReplicaSets(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		last = rs
+		s := rs.Status
+		livePods := len(e.pods.live("ReplicaSet/" + name))
+		seen := fmt.Sprintf("%s; live pods %d", describe(rs), livePods)
+		ok := s.ObservedGeneration == rs.Generation && s.Replicas == w.replicas &&
+			ptr.Equal(s.TerminatingReplicas, w.terminating) && livePods == int(w.replicas)
+		if !w.skipReady {
+			ok = ok && s.ReadyReplicas == w.ready && s.AvailableReplicas == w.available &&
+				s.FullyLabeledReplicas == w.replicas
+		}
+		return ok, seen, nil
+	})
+	return last
+}
+
+// releaseHeld removes holdFinalizer from every pod that has it.
+func (e *rsEnv) releaseHeld() int {
+	e.t.Helper()
+	n := 0
+	for _, p := range e.pods.all() {
+		if !slices.Contains(p.Finalizers, holdFinalizer) || p.DeletionTimestamp == nil {
+			continue
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"finalizers":      slices.DeleteFunc(slices.Clone(p.Finalizers), func(f string) bool { return f == holdFinalizer }),
+			"resourceVersion": p.ResourceVersion,
+		}})
+		require.NoError(e.t, err)
+		_, err = e.client.CoreV1().Pods(e.ns).Patch(e.ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			continue // gone, or changed: the next round sees it
+		}
+		require.NoError(e.t, err)
+		n++
+	}
+	return n
+}
+
+// releaseAllHeld removes holdFinalizer from the terminating pods until none
+// is left.
+func (e *rsEnv) releaseAllHeld() {
+	e.t.Helper()
+	waitFor(e.t, e.ctx, convergeTimeout, "held pods released", func(context.Context) (bool, string, error) {
+		e.releaseHeld()
+		held := 0
+		for _, p := range e.pods.all() {
+			if p.DeletionTimestamp != nil && slices.Contains(p.Finalizers, holdFinalizer) {
+				held++
+			}
+		}
+		return held == 0, fmt.Sprintf("%d held pods", held), nil
+	})
+}
+
+// TestReplicaSetScale: 0 → 20 → 5 → 0 with every status field as upstream
+// computes it. minReadySeconds makes availability lag readiness; a finalizer
+// on the template keeps deleted pods terminating, so that
+// status.terminatingReplicas (gate DeploymentReplicaSetTerminatingReplicas,
+// on by default in v1.37) is seen non-zero and then back at zero.
+func TestReplicaSetScale(t *testing.T) {
+	e := newRSEnv(t, sharedControlPlane(t))
+	const minReady = 8
+	e.create(newReplicaSet("web", 0, minReady, holdFinalizer))
+	e.converge("web", want{terminating: ptr.To[int32](0)})
+
+	e.scale("web", 20)
+	e.converge("web", want{replicas: 20, ready: 20, available: 20, terminating: ptr.To[int32](0)})
+	lagged := slices.ContainsFunc(e.seenStatuses("web"), func(s appsv1.ReplicaSetStatus) bool {
+		return s.ReadyReplicas > s.AvailableReplicas
+	})
+	assert.True(t, lagged, "no status showed ready pods not yet available (minReadySeconds %d)", minReady)
+
+	e.scale("web", 5)
+	e.converge("web", want{replicas: 5, ready: 5, available: 5, terminating: ptr.To[int32](15)})
+	e.pods.allow("ReplicaSet/web", 5)
+	e.releaseAllHeld()
+	e.converge("web", want{replicas: 5, ready: 5, available: 5, terminating: ptr.To[int32](0)})
+
+	e.scale("web", 0)
+	e.converge("web", want{terminating: ptr.To[int32](5)})
+	e.pods.allow("ReplicaSet/web", 0)
+	e.releaseAllHeld()
+	e.converge("web", want{terminating: ptr.To[int32](0)})
+	waitFor(t, e.ctx, convergeTimeout, "no pods left", func(context.Context) (bool, string, error) {
+		n := len(e.pods.all())
+		return n == 0, fmt.Sprintf("%d pods", n), nil
+	})
+	assert.False(t, e.ctrl.exited(), "the controller exited")
+}
