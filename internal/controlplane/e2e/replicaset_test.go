@@ -245,3 +245,123 @@ func TestReplicaSetScale(t *testing.T) {
 	})
 	assert.False(t, e.ctrl.exited(), "the controller exited")
 }
+
+// podLike returns a bare pod with the ReplicaSet's template labels.
+func podLike(name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+}
+
+// TestReplicaSetDisruption: pods deleted behind the controller's back are
+// replaced; an orphan that matches is adopted (and the surplus deleted); a
+// pod whose labels stop matching is released and replaced; a matching pod
+// controlled by another owner is never touched.
+func TestReplicaSetDisruption(t *testing.T) {
+	e := newRSEnv(t, sharedControlPlane(t))
+	const owner = "ReplicaSet/web"
+	rs := e.create(newReplicaSet("web", 10, 0))
+	ready := want{replicas: 10, ready: 10, available: 10, terminating: ptr.To[int32](0)}
+	e.converge("web", ready)
+	labels := rs.Spec.Template.Labels
+
+	// Deleted behind its back: replaced.
+	victims := e.pods.live(owner)[:3]
+	for _, name := range victims {
+		require.NoError(t, e.client.CoreV1().Pods(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}))
+	}
+	waitFor(t, e.ctx, convergeTimeout, "the deleted pods gone and replaced", func(context.Context) (bool, string, error) {
+		livePods := e.pods.live(owner)
+		for _, v := range victims {
+			if slices.Contains(livePods, v) {
+				return false, fmt.Sprintf("%s still live", v), nil
+			}
+		}
+		return len(livePods) == 10, fmt.Sprintf("%d live", len(livePods)), nil
+	})
+	e.converge("web", ready)
+
+	// An orphan: adopted, then one pod too many is deleted.
+	e.pods.allow(owner, 11) // the orphan counts once adopted
+	_, err := e.client.CoreV1().Pods(e.ns).Create(e.ctx, podLike("orphan", labels), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitFor(t, e.ctx, convergeTimeout, "the orphan adopted", func(context.Context) (bool, string, error) {
+		return e.pods.everOwnedBy(owner)["orphan"], "not yet owned", nil
+	})
+	e.converge("web", ready)
+	e.pods.allow(owner, 10)
+
+	// Released by a label change: the pod loses its owner reference and is replaced.
+	released := e.pods.live(owner)[0]
+	_, err = e.client.CoreV1().Pods(e.ns).Patch(e.ctx, released, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"app":"elsewhere"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitFor(t, e.ctx, convergeTimeout, "the relabelled pod released", func(context.Context) (bool, string, error) {
+		p := e.pods.get(released)
+		if p == nil {
+			return false, "gone", fmt.Errorf("the released pod %s was deleted", released)
+		}
+		return metav1.GetControllerOf(p) == nil, fmt.Sprintf("owner references %v", p.OwnerReferences), nil
+	})
+	e.converge("web", ready)
+	assert.True(t, live(e.pods.get(released)), "the released pod is still running")
+
+	// Controlled by another owner (a ConfigMap, so that the garbage collector
+	// keeps it): never adopted, counted or deleted, even across a scale-up
+	// and a scale-down.
+	cm, err := e.client.CoreV1().ConfigMaps(e.ns).Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-owner"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	foreign := podLike("foreign", labels)
+	foreign.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID, Controller: ptr.To(true)}}
+	foreign, err = e.client.CoreV1().Pods(e.ns).Create(e.ctx, foreign, metav1.CreateOptions{})
+	require.NoError(t, err)
+	e.scale("web", 12)
+	e.converge("web", want{replicas: 12, ready: 12, available: 12, terminating: ptr.To[int32](0)})
+	e.scale("web", 4)
+	e.converge("web", want{replicas: 4, ready: 4, available: 4, terminating: ptr.To[int32](0)})
+	e.pods.allow(owner, 4)
+	got, err := e.client.CoreV1().Pods(e.ns).Get(e.ctx, "foreign", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Nil(t, got.DeletionTimestamp, "the foreign pod was deleted")
+	assert.Equal(t, foreign.OwnerReferences, got.OwnerReferences, "the foreign pod's owners changed")
+	assert.Equal(t, foreign.Labels, got.Labels)
+	assert.False(t, e.pods.everOwnedBy(owner)["foreign"], "the foreign pod was adopted")
+	assert.False(t, e.ctrl.exited(), "the controller exited")
+}
+
+// deleteOwner deletes the ReplicaSet with the given propagation and checks
+// that the garbage collector removes its pods and that the controller never
+// creates another one.
+func testOwnerDeletion(t *testing.T, propagation metav1.DeletionPropagation) {
+	e := newRSEnv(t, sharedControlPlane(t))
+	const owner = "ReplicaSet/web"
+	e.create(newReplicaSet("web", 15, 0))
+	e.converge("web", want{replicas: 15, ready: 15, available: 15, terminating: ptr.To[int32](0)})
+	before := e.pods.everOwnedBy(owner)
+	require.Len(t, before, 15)
+
+	require.NoError(t, e.client.AppsV1().ReplicaSets(e.ns).Delete(e.ctx, "web",
+		metav1.DeleteOptions{PropagationPolicy: &propagation}))
+	waitFor(t, e.ctx, convergeTimeout, "the ReplicaSet and its pods gone", func(ctx context.Context) (bool, string, error) {
+		_, err := e.client.AppsV1().ReplicaSets(e.ns).Get(ctx, "web", metav1.GetOptions{})
+		n := len(e.pods.all())
+		return apierrors.IsNotFound(err) && n == 0, fmt.Sprintf("get: %v; %d pods", err, n), nil
+	})
+	assert.Equal(t, before, e.pods.everOwnedBy(owner), "pods were created after the ReplicaSet was deleted")
+	// The controller has forgotten the ReplicaSet: a new one of the same
+	// name starts from scratch.
+	e.create(newReplicaSet("web", 2, 0))
+	e.converge("web", want{replicas: 2, ready: 2, available: 2, terminating: ptr.To[int32](0)})
+	assert.False(t, e.ctrl.exited(), "the controller exited")
+}
+
+func TestReplicaSetDeletedInBackground(t *testing.T) {
+	testOwnerDeletion(t, metav1.DeletePropagationBackground)
+}
+
+func TestReplicaSetDeletedInForeground(t *testing.T) {
+	testOwnerDeletion(t, metav1.DeletePropagationForeground)
+}
