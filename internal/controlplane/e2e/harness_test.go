@@ -250,10 +250,10 @@ func (p *proc) count(s string) int {
 }
 
 // startRSController runs the examples' ReplicaSet controller on namespace ns.
-func startRSController(t *testing.T, cp *controlplane.ControlPlane, ns string) *proc {
+func startRSController(t *testing.T, cp *controlplane.ControlPlane, ns string, args ...string) *proc {
 	t.Helper()
 	rs, _ := buildControllers(t)
-	return startProc(t, "rscontroller", rs, "-kubeconfig", cp.KubeconfigPath(), "-namespace", ns)
+	return startProc(t, "rscontroller", rs, append([]string{"-kubeconfig", cp.KubeconfigPath(), "-namespace", ns}, args...)...)
 }
 
 // newNamespace creates a namespace for the test and deletes it afterwards
