@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reconcilekit/reconcilekit/internal/controlplane"
@@ -107,6 +108,13 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 	t.Helper()
 	shared.once.Do(func() {
 		shared.cp, shared.err = startControlPlane(interrupted)
+		if shared.err == nil {
+			// The garbage collector discovers new resources every 30 s:
+			// installing the PodSet CRD at once (TestPodSet runs last, from
+			// zz_podset_test.go) spares TestPodSet that wait when it deletes
+			// a PodSet.
+			applyPodSetCRD(t, interrupted, dynamic.NewForConfigOrDie(shared.cp.RESTConfig()))
+		}
 	})
 	skipIfUnavailable(t, shared.err)
 	require.NoError(t, shared.err)
