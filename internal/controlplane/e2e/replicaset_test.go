@@ -471,8 +471,10 @@ func TestReplicaSetAPIServerRestart(t *testing.T) {
 	mid := len(e.pods.live(owner))
 	require.NoError(t, cp.StartComponent(e.ctx, controlplane.KubeAPIServer))
 	e.converge("web", want{replicas: n, terminating: ptr.To[int32](0), skipReady: true})
-	t.Logf("killed kube-apiserver at %d live pods", mid)
-	assert.Len(t, e.pods.everOwnedBy(owner), n, "pods were created beyond the desired count")
+	// A create whose response was lost when kube-apiserver died may be
+	// retried under another name and the surplus deleted; the bound on live
+	// pods (checked by the pod watch) is what must hold.
+	t.Logf("killed kube-apiserver at %d live pods; pods ever created: %d", mid, len(e.pods.everOwnedBy(owner)))
 	assert.False(t, e.ctrl.exited(), "the controller exited")
 }
 
