@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,16 +48,20 @@ var (
 		procs map[*proc]bool
 	}{cps: map[*controlplane.ControlPlane]bool{}, procs: map[*proc]bool{}}
 	interrupted, interrupt = context.WithCancel(context.Background())
-	binDir                 string
+	// starting counts the Start calls in flight: interrupt makes them fail
+	// and stop what they started.
+	starting sync.WaitGroup
+	binDir   string
 )
 
 func stopAll() {
 	running.Lock()
-	defer running.Unlock()
-	for p := range running.procs {
+	procs, cps := slices.Collect(maps.Keys(running.procs)), slices.Collect(maps.Keys(running.cps))
+	running.Unlock()
+	for _, p := range procs {
 		p.kill()
 	}
-	for cp := range running.cps {
+	for _, cp := range cps {
 		_ = cp.Stop()
 	}
 }
@@ -67,6 +73,9 @@ func TestMain(m *testing.M) {
 		s := <-sig
 		interrupt()
 		stopAll()
+		starting.Wait()
+		stopAll() // any that finished starting meanwhile
+		_ = os.RemoveAll(binDir)
 		fmt.Fprintf(os.Stderr, "e2e: %v: stopped every controller and control plane\n", s)
 		os.Exit(1)
 	}()
@@ -124,6 +133,8 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 func startControlPlane(ctx context.Context) (*controlplane.ControlPlane, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	starting.Add(1)
+	defer starting.Done()
 	cp, err := controlplane.Start(ctx, controlplane.Options{Nodes: 5, AuditWrites: true, ExtraArgs: map[string][]string{
 		// kwok refreshes its nodes' heartbeats about every 30 s; on a busy
 		// machine one can come later than upstream's 50 s grace period, and
