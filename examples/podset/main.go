@@ -18,6 +18,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
@@ -25,6 +26,7 @@ import (
 )
 
 func main() {
+	metricsAddr := flag.String("metrics-bind-address", "0", "address of the metrics endpoint, e.g. 127.0.0.1:8080 (\"0\": off)")
 	exact := flag.Bool("exact", false, "exact expectations: pods named and expected by key, pending rounds resolved from the pod informer's store resourceVersion (EvidenceFirst) instead of the 5-minute timeout")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -41,7 +43,7 @@ func main() {
 		log.Error(err, "scheme")
 		os.Exit(1)
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme})
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: *metricsAddr}})
 	if err != nil {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
