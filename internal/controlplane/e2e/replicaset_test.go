@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -376,10 +375,6 @@ func (e *rsEnv) waitLive(owner string, n int) {
 	})
 }
 
-// EnvKnownBugs runs the scenarios that fail because of a known defect
-// (listed in README.md), e.g. RECONCILEKIT_E2E_KNOWN_BUGS=1 make e2e-test.
-const EnvKnownBugs = "RECONCILEKIT_E2E_KNOWN_BUGS"
-
 // modes are the controller's two expectation modes: upstream's counters and
 // 5-minute timeout, and reconcilekit's exact expectations (the demo's default).
 var modes = []struct{ name, arg string }{{"upstream", "-exact=false"}, {"exact", "-exact=true"}}
@@ -391,11 +386,6 @@ var modes = []struct{ name, arg string }{{"upstream", "-exact=false"}, {"exact",
 func TestReplicaSetNamespaceDeletedDuringScaleUp(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			if m.name == "exact" && os.Getenv(EnvKnownBugs) == "" {
-				t.Skipf("known bug (set %s=1 to run): with exact expectations (EvidenceFirst) the creates refused "+
-					"for the terminating namespace are resolved as missed events, and a second wave of creates follows "+
-					"(300 desired: about 540 create requests)", EnvKnownBugs)
-			}
 			testNamespaceDeleted(t, m.arg)
 		})
 	}
