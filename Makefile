@@ -36,6 +36,8 @@ CONFORMANCE_CHECKS ?= 2000
 CONFORMANCE_FULL_CHECKS ?= 20000
 BENCH_UPSTREAM_COUNT ?= 5
 BENCH_UPSTREAM_TIME  ?= 500ms
+# -bench pattern, e.g. '^BenchmarkVs(Calculate|ExpectationsCycle)' for some rows only.
+BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
@@ -134,5 +136,5 @@ conformance:
 	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -timeout 60m -args -rapid.checks=$(CONFORMANCE_FULL_CHECKS)
 
 bench-upstream:
-	cd $(CONFORMANCE_DIR) && $(GO) test -run '^$$' -bench '^BenchmarkVs' -benchmem -count $(BENCH_UPSTREAM_COUNT) \
+	cd $(CONFORMANCE_DIR) && $(GO) test -run '^$$' -bench '$(BENCH_UPSTREAM_FILTER)' -benchmem -count $(BENCH_UPSTREAM_COUNT) \
 		-benchtime $(BENCH_UPSTREAM_TIME) -timeout 60m -ldflags=-checklinkname=0 . | $(GO) run ./cmd/benchtable

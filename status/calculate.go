@@ -46,7 +46,8 @@ type Options struct {
 // Spec.Replicas as 1 (the API default).
 //
 // Calculate allocates at most the TerminatingReplicas pointer and the
-// condition slice, independently of the number of pods.
+// condition slice (and, for a template of more than 16 labels, the list of
+// labels to match), independently of the number of pods.
 func Calculate(rs *appsv1.ReplicaSet, active, terminating []*corev1.Pod, manageErr error, now time.Time, opts Options) appsv1.ReplicaSetStatus {
 	var empty appsv1.ReplicaSet
 	if rs == nil {

@@ -29,20 +29,25 @@ type Counts struct {
 // . Nil pods are skipped. An empty templateLabels matches every pod.
 // A negative minReadySeconds is compared arithmetically.
 //
-// Count does not allocate and never modifies its arguments.
+// Count does not allocate for templates of up to 16 labels (a larger one
+// costs an allocation per call, whatever the number of pods) and never
+// modifies its arguments.
 func Count(active, terminating []*corev1.Pod, templateLabels map[string]string, minReadySeconds int32, now time.Time) Counts {
 	var c Counts
+	var buf [16]podutil.Label // stack room for the template's labels
+	want := podutil.AppendLabels(buf[:0], templateLabels)
 	for _, p := range active {
 		if p == nil {
 			continue
 		}
 		c.Replicas++
-		if podutil.HasLabels(p.Labels, templateLabels) {
+		if podutil.HasLabels(p.Labels, want) {
 			c.FullyLabeled++
 		}
-		if podutil.IsReady(p) {
+		// One scan of the conditions serves both readiness and availability.
+		if rc := podutil.ReadyCondition(p); rc != nil && rc.Status == corev1.ConditionTrue {
 			c.Ready++
-			if podutil.IsAvailable(p, minReadySeconds, now) {
+			if podutil.AvailableAt(rc.LastTransitionTime.Time, minReadySeconds, now) {
 				c.Available++
 			}
 		}

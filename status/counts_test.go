@@ -1,6 +1,7 @@
 package status_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -77,4 +78,20 @@ func TestCountDoesNotAllocate(t *testing.T) {
 	pods := benchPods(1000)
 	allocs := testing.AllocsPerRun(20, func() { _ = status.Count(pods, pods[:10], web, 30, now) })
 	assert.Zero(t, allocs)
+}
+
+// A template with more labels than Count's stack room costs an allocation
+// per call, not one per pod.
+func TestCountAllocationsWithLargeTemplate(t *testing.T) {
+	big := map[string]string{}
+	for i := range 40 {
+		big[fmt.Sprintf("label-%d", i)] = "v"
+	}
+	small, large := benchPods(100), benchPods(10_000)
+	allocs := func(pods []*corev1.Pod) float64 {
+		return testing.AllocsPerRun(20, func() { _ = status.Count(pods, nil, big, 30, now) })
+	}
+	s, l := allocs(small), allocs(large)
+	assert.Equal(t, s, l, "allocations must not depend on the pod count")
+	assert.LessOrEqual(t, l, 2.0, "the label list (and, under -race, the map iterator)")
 }

@@ -82,10 +82,37 @@ func TestMaxRestarts(t *testing.T) {
 }
 
 func TestHasLabels(t *testing.T) {
-	assert.True(t, podutil.HasLabels(nil, nil), "R-8.2 empty template labels match everything")
-	assert.True(t, podutil.HasLabels(map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}))
-	assert.False(t, podutil.HasLabels(map[string]string{"a": "2"}, map[string]string{"a": "1"}))
-	assert.False(t, podutil.HasLabels(nil, map[string]string{"a": ""}))
+	has := func(labels, want map[string]string) bool {
+		return podutil.HasLabels(labels, podutil.AppendLabels(nil, want))
+	}
+	assert.True(t, has(nil, nil), "R-8.2 empty template labels match everything")
+	assert.True(t, has(map[string]string{"a": "1"}, map[string]string{}))
+	assert.True(t, has(map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}))
+	assert.True(t, has(map[string]string{"a": "1", "b": "2"}, map[string]string{"b": "2", "a": "1"}))
+	assert.False(t, has(map[string]string{"a": "2"}, map[string]string{"a": "1"}))
+	assert.False(t, has(map[string]string{"a": "1"}, map[string]string{"a": "1", "b": "2"}), "fewer labels than the template")
+	assert.False(t, has(map[string]string{"a": "1", "c": "2"}, map[string]string{"a": "1", "b": "2"}))
+	assert.False(t, has(nil, map[string]string{"a": ""}))
+	assert.True(t, has(map[string]string{"a": ""}, map[string]string{"a": ""}))
+}
+
+// HasLabels over AppendLabels agrees with the plain definition: every
+// key/value of want is in labels.
+func TestHasLabelsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		kv := rapid.MapOf(rapid.SampledFrom([]string{"", "a", "b", "c"}), rapid.SampledFrom([]string{"", "1", "2"}))
+		labels, want := kv.Draw(t, "labels"), kv.Draw(t, "want")
+		expect := true
+		for k, v := range want {
+			if got, ok := labels[k]; !ok || got != v {
+				expect = false
+			}
+		}
+		var buf [2]podutil.Label
+		if got := podutil.HasLabels(labels, podutil.AppendLabels(buf[:0], want)); got != expect {
+			t.Fatalf("HasLabels(%v, %v) = %v, want %v", labels, want, got, expect)
+		}
+	})
 }
 
 // Active and terminating are disjoint, and available implies ready.
