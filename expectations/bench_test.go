@@ -188,11 +188,11 @@ func BenchmarkHotPath(b *testing.B) {
 	})
 	b.Run("Satisfied/EvidenceFirst", func(b *testing.B) {
 		tr := expectations.New(expectations.Options{
-			Policy:       expectations.EvidenceFirst,
-			CacheVersion: func() string { return "1000" },
+			Policy: expectations.EvidenceFirst,
+			Caches: podsCache(func() string { return "1000" }),
 		})
 		tr.ExpectCreationKeys(rsKey, []string{"default/a"})
-		tr.RecordWrite(rsKey, "2000")
+		tr.Wrote(rsKey, "", expectations.PodsResource, "2000")
 		b.ReportAllocs()
 		for b.Loop() {
 			tr.Satisfied(rsKey)
@@ -208,11 +208,11 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	tracking := expectations.New(expectations.Options{})
 	tracking.ExpectCreationKeys(rsKey, []string{"default/a", "default/b"})
 	evidence := expectations.New(expectations.Options{
-		Policy:       expectations.EvidenceFirst,
-		CacheVersion: func() string { return "1000" },
+		Policy: expectations.EvidenceFirst,
+		Caches: podsCache(func() string { return "1000" }),
 	})
 	evidence.ExpectCreations(rsKey, 1)
-	evidence.RecordWrite(rsKey, "2000")
+	evidence.Wrote(rsKey, "", expectations.PodsResource, "2000")
 	calls := map[string]func(){
 		"CreationObserved":              func() { tr.CreationObserved(rsKey) },
 		"DeletionObserved":              func() { tr.DeletionObserved(rsKey, "default/a") },

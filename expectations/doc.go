@@ -12,6 +12,27 @@
 // ControllerExpectations and UIDTrackingControllerExpectations in one type,
 // importable without k8s.io/kubernetes or client-go.
 //
+// The same Tracker is the consistency gate of Kubernetes v1.36+ (R-10.9,
+// StaleControllerConsistencyReplicaSet, on by default in v1.37), for any
+// controller and any resource: record each of the controller's own writes
+// with [Tracker.Wrote], give Options.Caches the informers' synced versions,
+// and start every sync with [Tracker.Ready], which returns a
+// *[StaleCacheError] while a cache is older than the controller's newest
+// write — read your own writes, instead of acting on a cache that does not
+// show them yet:
+//
+//	t := expectations.New(expectations.Options{Caches: map[schema.GroupResource]func() string{
+//		expectations.PodsResource: podInformer.GetStore().LastStoreSyncResourceVersion,
+//	}})
+//	// in the sync of key:
+//	if err := t.Ready(key); err != nil {
+//		return err // retried with rate limiting by the workqueue
+//	}
+//	created, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+//	if err == nil {
+//		t.Wrote(key, owner.UID, expectations.PodsResource, created.ResourceVersion)
+//	}
+//
 // Guarantees:
 //   - Faithful: with zero Options every method behaves as SPEC §2–§3
 //     describe upstream, rule by rule. Satisfied is
@@ -23,7 +44,7 @@
 //     ExpectDeletions is deduplicated and replaces the previous one.
 //   - Deterministic: time comes from [Options.Clock] (nil: the real clock),
 //     read outside every lock; [Clock] is satisfied by k8s.io/utils clocks.
-//     CacheVersion and hooks are also called with no lock held.
+//     Cache functions and hooks are also called with no lock held.
 //   - Zero value: the zero [Tracker] is ready to use with the real clock and
 //     [DefaultTTL].
 //   - Bad input is stored, never rejected: negative counts are kept as given
@@ -52,9 +73,10 @@
 //     [Tracker.CreationObservedKey] counts each expected key once and
 //     ignores any other, so duplicate or late add events and pods made by
 //     someone else cannot satisfy the wrong round.
-//   - Evidence instead of a blind timeout: [Tracker.RecordWrite] keeps the
-//     highest resourceVersion of the controller's own writes in a round, and
-//     [Options.CacheVersion] tells how far the informer has synced. Under
+//   - Evidence instead of a blind timeout: [Tracker.Wrote] keeps the
+//     highest resourceVersion of the controller's own pod writes in a round,
+//     and Options.Caches[PodsResource] tells how far the pod informer has
+//     synced. Under
 //     [EvidenceFirst] a cache that has passed the writes but lacks their
 //     events has missed them (resolve now, no 5-minute stall, Kubernetes
 //     issue #129795), and a cache behind the writes keeps the key waiting

@@ -2,21 +2,15 @@ package expectations
 
 import "github.com/reconcilekit/reconcilekit/internal/rv"
 
-// RecordWrite remembers resourceVersion, returned by one of the controller's
-// own writes (a create response, say) in key's current round, as evidence for
-// the EvidenceFirst policy. The Tracker keeps the highest version recorded
-// since the last Set or Expect call, ordered as apimachinery's
-// resourceversion.CompareResourceVersion (v0.35 and later) orders them; the
-// module implements that order itself so that it builds on apimachinery v0.33.
-// A version that does not parse (empty, leading zeros, not a number) makes
-// the round's evidence unusable: the round then falls back to the TTL,
-// because the cache cannot be shown to have passed that write. Without a
-// record RecordWrite does nothing.
-//
-// Record every write of a round before the next Check of the key: evidence
-// covers only the writes it was given. The versions must belong to the
-// resource whose informer CacheVersion reports (pods, for pod creates).
-func (t *Tracker) RecordWrite(key, resourceVersion string) {
+// recordRoundWrite keeps resourceVersion, of a pod the controller wrote, as
+// evidence of key's current round for EvidenceFirst: the round keeps the
+// highest version recorded since the last Set or Expect call, in
+// resourceversion.CompareResourceVersion order (internal/rv implements it,
+// so that the module builds on apimachinery v0.33). A version that does not
+// parse (empty, leading zeros, not a number) makes the round's evidence
+// unusable: the round then falls back to the TTL, because the cache cannot
+// be shown to have passed that write. Without a record it does nothing.
+func (t *Tracker) recordRoundWrite(key, resourceVersion string) {
 	s, h := t.shardFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,14 +51,15 @@ func (t *Tracker) RecordUnverifiable(key string) {
 }
 
 // evidence compares the cache's version with the round's highest write.
-// usable is false when there is nothing to compare (no CacheVersion, no write
+// usable is false when there is nothing to compare (no pods cache, no write
 // recorded, a version that does not parse); otherwise cmp is the comparison
 // of the cache version with the write version (< 0: the cache is behind).
 func (t *Tracker) evidence(writeRV string, writeBad bool) (cacheRV string, cmp int, usable bool) {
-	if t.opts.CacheVersion == nil || writeRV == "" || writeBad {
+	cache := t.opts.Caches[PodsResource]
+	if cache == nil || writeRV == "" || writeBad {
 		return "", 0, false
 	}
-	cacheRV = t.opts.CacheVersion()
+	cacheRV = cache()
 	cmp, err := rv.Compare(cacheRV, writeRV)
 	return cacheRV, cmp, err == nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
-func TestRecordWrite(t *testing.T) {
+func TestWroteRoundEvidence(t *testing.T) {
 	tests := []struct {
 		name    string
 		writes  []string
@@ -31,7 +31,7 @@ func TestRecordWrite(t *testing.T) {
 			tr, _ := newTracker(0)
 			tr.ExpectCreations(rsKey, 1)
 			for _, rv := range tc.writes {
-				tr.RecordWrite(rsKey, rv)
+				tr.Wrote(rsKey, "", expectations.PodsResource, rv)
 			}
 			snap, _ := tr.Snapshot(rsKey)
 			assert.Equal(t, tc.wantRV, snap.WriteRV)
@@ -45,15 +45,15 @@ func TestRecordWrite(t *testing.T) {
 	}
 }
 
-func TestRecordWriteWithoutRecord(t *testing.T) {
+func TestWroteWithoutRoundRecord(t *testing.T) {
 	tr, _ := newTracker(0)
-	tr.RecordWrite(rsKey, "10")
+	tr.Wrote(rsKey, "", expectations.PodsResource, "10")
 	_, ok := tr.Snapshot(rsKey)
-	assert.False(t, ok, "RecordWrite creates no record")
+	assert.False(t, ok, "Wrote creates no expectations record")
 
 	tr.ExpectCreations(rsKey, 1)
 	tr.Delete(rsKey)
-	tr.RecordWrite(rsKey, "10")
+	tr.Wrote(rsKey, "", expectations.PodsResource, "10")
 	_, _, ok = tr.Pending(rsKey)
 	assert.False(t, ok)
 }
@@ -61,9 +61,9 @@ func TestRecordWriteWithoutRecord(t *testing.T) {
 // TestEvidenceSnapshotString shows the "why" line for each EvidenceFirst verdict.
 func TestEvidenceSnapshotString(t *testing.T) {
 	cache := &fakeCache{}
-	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, CacheVersion: cache.Version})
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, Caches: podsCache(cache.Version)})
 	tr.ExpectCreationKeys(rsKey, []string{"default/web-b", "default/web-a"})
-	tr.RecordWrite(rsKey, "120")
+	tr.Wrote(rsKey, "", expectations.PodsResource, "120")
 	clk.Step(expectations.DefaultTTL * 2)
 
 	cache.rv = "118"
@@ -93,10 +93,10 @@ func TestNeverExpireSnapshotString(t *testing.T) {
 	assert.Equal(t, expectations.NeverExpire, snap.Policy)
 }
 
-// FuzzRecordWrite feeds arbitrary resourceVersions to RecordWrite: it never
+// FuzzWrote feeds arbitrary resourceVersions to Wrote: it never
 // panics, keeps the highest well-formed one, and marks the round's evidence
 // unusable as soon as one is malformed.
-func FuzzRecordWrite(f *testing.F) {
+func FuzzWrote(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"1", "2"}, {"10", "9"}, {"", "5"}, {"007", "7"}, {"0", "1"}, {"18446744073709551616", "99"}, {"-1", "+1"},
 	} {
@@ -105,8 +105,8 @@ func FuzzRecordWrite(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		tr, _ := newTracker(0)
 		tr.ExpectCreations(rsKey, 1)
-		tr.RecordWrite(rsKey, a)
-		tr.RecordWrite(rsKey, b)
+		tr.Wrote(rsKey, "", expectations.PodsResource, a)
+		tr.Wrote(rsKey, "", expectations.PodsResource, b)
 		snap, _ := tr.Snapshot(rsKey)
 		if !wellFormedRV(a) || !wellFormedRV(b) {
 			assert.True(t, snap.WriteRVInvalid, "%q, %q", a, b)
@@ -141,15 +141,15 @@ func wellFormedRV(rv string) bool {
 // without the mark.
 func TestRecordUnverifiable(t *testing.T) {
 	cache := &fakeCache{rv: "500"}
-	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, CacheVersion: cache.Version})
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, Caches: podsCache(cache.Version)})
 	tr.RecordUnverifiable(rsKey) // no record: nothing to mark
 	_, ok := tr.Snapshot(rsKey)
 	assert.False(t, ok)
 
 	tr.ExpectCreationKeys(rsKey, []string{"default/web-a", "default/web-b"})
-	tr.RecordWrite(rsKey, "120")
+	tr.Wrote(rsKey, "", expectations.PodsResource, "120")
 	tr.RecordUnverifiable(rsKey)
-	tr.RecordWrite(rsKey, "130") // later writes do not restore the evidence
+	tr.Wrote(rsKey, "", expectations.PodsResource, "130") // later writes do not restore the evidence
 	st := tr.Check(rsKey)
 	assert.False(t, st.Satisfied, "the cache (RV 500) passed the writes, but the round cannot be settled by them")
 	assert.Equal(t, expectations.Waiting, st.Resolution)
@@ -162,7 +162,7 @@ func TestRecordUnverifiable(t *testing.T) {
 	assert.Equal(t, expectations.Expired, st.Resolution)
 
 	tr.ExpectCreationKeys(rsKey, []string{"default/web-c"})
-	tr.RecordWrite(rsKey, "140")
+	tr.Wrote(rsKey, "", expectations.PodsResource, "140")
 	st = tr.Check(rsKey)
 	assert.True(t, st.Satisfied, "a new round uses evidence again")
 	assert.Equal(t, expectations.ResolvedByEvidence, st.Resolution)

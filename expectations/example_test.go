@@ -110,14 +110,14 @@ func ExampleEvidenceFirst() {
 	clock := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cacheRV := "100" // what informer.LastStoreSyncResourceVersion() would say
 	tracker := expectations.New(expectations.Options{
-		Clock:        clock,
-		Policy:       expectations.EvidenceFirst,
-		CacheVersion: func() string { return cacheRV },
+		Clock:  clock,
+		Policy: expectations.EvidenceFirst,
+		Caches: podsCache(func() string { return cacheRV }),
 	})
 	const key = "default/web"
 
 	tracker.ExpectCreationKeys(key, []string{"default/web-a"})
-	tracker.RecordWrite(key, "120") // the create response's resourceVersion
+	tracker.Wrote(key, "", expectations.PodsResource, "120") // the create response's resourceVersion
 
 	clock.Step(6 * time.Minute) // past the TTL, but the cache lags
 	fmt.Println(tracker.Check(key).Resolution)

@@ -13,4 +13,9 @@ type Hooks struct {
 	// that had pending expectations satisfied. r is Fulfilled, Expired or
 	// ResolvedByEvidence; pending is the round's age at that call.
 	Resolved func(key string, r Resolution, pending time.Duration)
+	// Deferred is called by every [Tracker.Ready] call that finds a cache
+	// behind the controller's writes, with the error Ready returns: a
+	// deferred sync, as upstream's requeue-skip counter counts them per
+	// group and resource (err.Resource).
+	Deferred func(key string, err *StaleCacheError)
 }

@@ -41,9 +41,9 @@ func TestHooksResolved(t *testing.T) {
 	cache := &fakeCache{rv: "100"}
 	hooks := &hookRecorder{}
 	tr, clk := newTrackerWith(expectations.Options{
-		Policy:       expectations.EvidenceFirst,
-		CacheVersion: cache.Version,
-		Hooks:        expectations.Hooks{Resolved: hooks.resolved},
+		Policy: expectations.EvidenceFirst,
+		Caches: podsCache(cache.Version),
+		Hooks:  expectations.Hooks{Resolved: hooks.resolved},
 	})
 
 	// Fulfilled: once, by the first satisfied check.
@@ -75,7 +75,7 @@ func TestHooksResolved(t *testing.T) {
 
 	// Resolved by evidence.
 	tr.ExpectCreationKeys(rsKey, []string{"default/b"})
-	tr.RecordWrite(rsKey, "99")
+	tr.Wrote(rsKey, "", expectations.PodsResource, "99")
 	clk.Step(time.Minute)
 	assert.Equal(t, expectations.ResolvedByEvidence, tr.Check(rsKey).Resolution)
 	assert.Equal(t, []resolvedCall{{rsKey, expectations.ResolvedByEvidence, time.Minute}}, hooks.take())

@@ -33,7 +33,7 @@ func (r *modelRecord) fulfilled() bool { return r.adds <= 0 && r.dels <= 0 }
 type trackerModel struct {
 	tr      *expectations.Tracker
 	clk     *fakeclock.Clock
-	cache   *fakeCache // nil: no CacheVersion
+	cache   *fakeCache // nil: no pods cache
 	hooks   *hookRecorder
 	policy  expectations.ExpiryPolicy
 	ttl     time.Duration   // effective TTL
@@ -75,7 +75,7 @@ func newTrackerModel(t *rapid.T) *trackerModel {
 	opts.Clock = m.clk
 	if rapid.Bool().Draw(t, "cacheVersion") {
 		m.cache = &fakeCache{rv: rapid.SampledFrom(modelRVs).Draw(t, "cacheRV")}
-		opts.CacheVersion = m.cache.Version
+		opts.Caches = podsCache(m.cache.Version)
 	}
 	if rapid.Bool().Draw(t, "hooks") {
 		m.hooks = &hookRecorder{}
@@ -206,9 +206,9 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 			m.tr.Delete(key)
 			delete(m.records, key)
 		},
-		"RecordWrite": func(t *rapid.T) {
+		"Wrote": func(t *rapid.T) {
 			key, rv := drawKey(t), rapid.SampledFrom(modelRVs).Draw(t, "rv")
-			m.tr.RecordWrite(key, rv)
+			m.tr.Wrote(key, "", expectations.PodsResource, rv)
 			r := m.records[key]
 			if r == nil || r.writeBad {
 				return
@@ -227,7 +227,7 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 		},
 		"CacheCatchesUp": func(t *rapid.T) {
 			if m.cache == nil {
-				t.Skip("no CacheVersion")
+				t.Skip("no pods cache")
 			}
 			m.cache.rv = rapid.SampledFrom(modelRVs).Draw(t, "cacheRV")
 		},

@@ -40,15 +40,15 @@ const (
 	NeverExpire
 
 	// EvidenceFirst (beyond upstream) decides pending expectations from
-	// evidence when there is some: with [Options.CacheVersion] set and a
-	// write recorded this round ([Tracker.RecordWrite]), a cache that has
+	// evidence when there is some: with a pods cache in [Options.Caches] and a
+	// pod write recorded this round ([Tracker.Wrote] with [PodsResource]), a cache that has
 	// reached the highest recorded write, yet still lacks the expected
 	// events, has missed them: the key is satisfied at once
 	// (ResolvedByEvidence) instead of stalling for the TTL. A cache that is
 	// behind the write keeps the key waiting (WaitingForCache) even past the
 	// TTL, so a slow cache never causes over-creation, until the round is
 	// older than the safety limit (Expired). Without usable evidence — no
-	// CacheVersion, no write recorded this round, or a version that does not
+	// pods cache, no pod write recorded this round, or a version that does not
 	// parse — the TTL applies as under ExpireAfterTTL.
 	//
 	// Failure modes: it needs the caller to record its writes' versions and
@@ -173,7 +173,7 @@ func (t *Tracker) Satisfied(key string) bool {
 }
 
 // Check returns what Satisfied decides for key, and why. It reads the Clock at
-// most once (for Age) and, under EvidenceFirst, may call CacheVersion once. The
+// most once (for Age) and, under EvidenceFirst, may call the pods cache function once. The
 // first Check or Satisfied call that finds a round which had pending
 // expectations satisfied calls Hooks.Resolved.
 func (t *Tracker) Check(key string) Status {
@@ -232,7 +232,7 @@ func (t *Tracker) check(key string, wantAge bool) Status {
 }
 
 // judge applies the policy to a record's view. It reads the Clock when the
-// record is pending or wantAge is set, and CacheVersion when the policy asks
+// record is pending or wantAge is set, and the pods cache when the policy asks
 // for evidence.
 func (t *Tracker) judge(v *view, wantAge bool) verdict {
 	d := verdict{Status: Status{Adds: v.adds, Dels: v.dels}}

@@ -22,7 +22,7 @@ func (c *fakeCache) Version() string {
 }
 
 func recordWrite(rv string) step {
-	return func(tr *expectations.Tracker, _ *fakeclock.Clock) { tr.RecordWrite(rsKey, rv) }
+	return func(tr *expectations.Tracker, _ *fakeclock.Clock) { tr.Wrote(rsKey, "", expectations.PodsResource, rv) }
 }
 
 func TestCheck(t *testing.T) {
@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 	tests := []struct {
 		name       string
 		opts       expectations.Options // Clock is set by the test
-		noCache    bool                 // leave Options.CacheVersion nil
+		noCache    bool                 // leave Options.Caches nil
 		cacheRV    string
 		steps      []step
 		want       status
@@ -208,7 +208,7 @@ func TestCheck(t *testing.T) {
 			want:    status{Resolution: expectations.Waiting, Age: ttl, Adds: 1},
 		},
 		{
-			name:    "no CacheVersion: TTL",
+			name:    "no pods cache: TTL",
 			opts:    evidence,
 			noCache: true,
 			steps:   []step{expectCreations(1), recordWrite("10"), elapse(ttl + 1)},
@@ -244,7 +244,7 @@ func TestCheck(t *testing.T) {
 			want:    status{Resolution: expectations.Waiting, Dels: 1},
 		},
 		{
-			name:    "RecordWrite without a record does nothing",
+			name:    "Wrote without a record leaves no evidence",
 			opts:    evidence,
 			cacheRV: "50",
 			steps:   []step{recordWrite("10"), expectCreations(1)},
@@ -265,7 +265,7 @@ func TestCheck(t *testing.T) {
 			opts := tc.opts
 			opts.Clock = clk
 			if !tc.noCache {
-				opts.CacheVersion = cache.Version
+				opts.Caches = podsCache(cache.Version)
 			}
 			tr := expectations.New(opts)
 			for _, s := range tc.steps {
@@ -273,7 +273,7 @@ func TestCheck(t *testing.T) {
 			}
 			got := tr.Check(rsKey)
 			assert.Equal(t, tc.want, got)
-			assert.Equal(t, tc.cacheCalls, cache.calls, "CacheVersion calls")
+			assert.Equal(t, tc.cacheCalls, cache.calls, "pods cache calls")
 			assert.Equal(t, got.Satisfied, tr.Satisfied(rsKey), "Satisfied == Check().Satisfied")
 			snap, _ := tr.Snapshot(rsKey)
 			assert.Equal(t, got, snap.Status, "Snapshot.Status == Check()")

@@ -46,13 +46,13 @@ type Snapshot struct {
 	Limit time.Duration
 
 	// WriteRV is the highest resourceVersion recorded this round by
-	// RecordWrite; WriteRVInvalid reports that evidence is unusable this
+	// Wrote for pods; WriteRVInvalid reports that evidence is unusable this
 	// round: a recorded version did not parse, or RecordUnverifiable was
 	// called.
 	WriteRV        string
 	WriteRVInvalid bool
 
-	// CacheRV is the cache version that CacheVersion returned if the verdict
+	// CacheRV is the cache version that the pods cache function returned if the verdict
 	// consulted it, else "".
 	CacheRV string
 
@@ -61,7 +61,7 @@ type Snapshot struct {
 
 // Snapshot returns a copy of key's expectations with the verdict Check would
 // give, and false when key has no record (the Snapshot then says so and is
-// satisfied). It reads the Clock once, may call CacheVersion once, and never
+// satisfied). It reads the Clock once, may call the pods cache function once, and never
 // calls hooks.
 func (t *Tracker) Snapshot(key string) (Snapshot, bool) {
 	snap := Snapshot{

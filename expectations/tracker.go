@@ -2,8 +2,11 @@ package expectations
 
 import (
 	"hash/maphash"
+	"maps"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // DefaultTTL is how long a pending expectation blocks its key before it is
@@ -39,12 +42,16 @@ type Options struct {
 	// evidence would.
 	SafetyLimit time.Duration
 
-	// CacheVersion returns the resourceVersion up to which the informer's
-	// cache has synced (client-go's LastStoreSyncResourceVersion), for the
-	// same resource as the writes passed to RecordWrite. Nil means no
-	// evidence. It is called without any Tracker lock held, at most once per
-	// Check, Satisfied or Snapshot call, and only under EvidenceFirst.
-	CacheVersion func() string
+	// Caches maps a resource to a function returning the resourceVersion up
+	// to which the informer cache of that resource has synced (client-go:
+	// the informer store's LastStoreSyncResourceVersion; "" when it does
+	// not track one). [Tracker.Ready] compares every recorded write with
+	// its resource's entry; under EvidenceFirst, Caches[PodsResource] is
+	// the evidence. A nil map or a missing entry means no cache: writes of
+	// that resource never block Ready and give no evidence. New copies the
+	// map; the functions are called with no Tracker lock held, each at most
+	// once per Ready, Check, Satisfied or Snapshot call.
+	Caches map[schema.GroupResource]func() string
 
 	// Hooks are called on notable transitions, for metrics. The zero Hooks
 	// call nothing.
@@ -73,11 +80,13 @@ const shardBits = 6
 // A Tracker is safe for concurrent use by any number of goroutines (informer
 // handlers and workers alike). Keys are spread over independently locked
 // shards; every method holds at most one shard lock at a time, for a short
-// time, and never calls the Clock, CacheVersion or a hook while holding it.
+// time, and never calls the Clock, a Caches function or a hook while holding it.
 type Tracker struct {
 	opts Options
 
 	shards [shardCount]shard
+
+	gate gate // the consistency gate's write records (gate.go)
 }
 
 // shard is one lock-protected partition of a Tracker's records.
@@ -99,7 +108,7 @@ type record struct {
 	adds, dels int
 	since      time.Time // when the round started; refreshed only by Set/Expect* (R-2.7)
 
-	// writeRV is the highest resourceVersion recorded by RecordWrite this
+	// writeRV is the highest resourceVersion recorded by Wrote for pods this
 	// round ("" if none); writeBad is set when one did not parse, which makes
 	// the round's evidence unusable.
 	writeRV  string
@@ -163,6 +172,7 @@ func fill(set map[string]struct{}, keys []string) map[string]struct{} {
 // New returns a Tracker configured by opts, which it copies. It starts no
 // goroutines.
 func New(opts Options) *Tracker {
+	opts.Caches = maps.Clone(opts.Caches)
 	return &Tracker{opts: opts}
 }
 
@@ -222,7 +232,7 @@ func (s *shard) upsert(h uint64, key string) *record {
 // (SPEC ). Negative values are stored as given. The pending deletion
 // keys, if any, are left in place, as upstream leaves them.
 //
-// Set starts a new round: it forgets the write evidence (RecordWrite) and
+// Set starts a new round: it forgets the round's write evidence (Wrote) and
 // makes creations counted again, forgetting any creation keys
 // (ExpectCreationKeys).
 func (t *Tracker) Set(key string, adds, dels int) {

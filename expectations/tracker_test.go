@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
@@ -388,11 +390,11 @@ func TestTrackerConcurrentObservers(t *testing.T) {
 		keys    = 16
 		perKey  = 50 // creations each worker observes per key; pod keys per key
 	)
-	cacheRV := "1" // only read: CacheVersion must be safe to call concurrently
+	cacheRV := "1" // only read: the cache function must be safe to call concurrently
 	tr, clk := newTrackerWith(expectations.Options{
-		Policy:       expectations.EvidenceFirst,
-		CacheVersion: func() string { return cacheRV },
-		Hooks:        expectations.Hooks{Resolved: (&hookRecorder{}).resolved},
+		Policy: expectations.EvidenceFirst,
+		Caches: podsCache(func() string { return cacheRV }),
+		Hooks:  expectations.Hooks{Resolved: (&hookRecorder{}).resolved},
 	})
 	key := func(i int) string { return fmt.Sprintf("ns/rs-%d", i) }
 	podKeys := make([][]string, keys)
@@ -427,7 +429,7 @@ func TestTrackerConcurrentObservers(t *testing.T) {
 					}
 					tr.Raise(key(i), 1, 1)
 					tr.Lower(key(i), 1, 1)
-					tr.RecordWrite(key(i), fmt.Sprint(2+j))
+					tr.Wrote(key(i), "", expectations.PodsResource, fmt.Sprint(2+j))
 				}
 			}
 		})
@@ -458,28 +460,28 @@ func TestTrackerConcurrentObservers(t *testing.T) {
 
 // The fixed entry points of DESIGN.md and issue 7, pinned at compile time.
 var (
-	_ time.Duration                                                     = expectations.DefaultTTL
-	_ time.Duration                                                     = expectations.DefaultSafetyLimit
-	_ expectations.Clock                                                = (*fakeclock.Clock)(nil)
-	_ func(expectations.Options) *expectations.Tracker                  = expectations.New
-	_ func(*expectations.Tracker, string, int, int)                     = (*expectations.Tracker).Set
-	_ func(*expectations.Tracker, string, int)                          = (*expectations.Tracker).ExpectCreations
-	_ func(*expectations.Tracker, string, []string)                     = (*expectations.Tracker).ExpectDeletions
-	_ func(*expectations.Tracker, string)                               = (*expectations.Tracker).CreationObserved
-	_ func(*expectations.Tracker, string, string)                       = (*expectations.Tracker).DeletionObserved
-	_ func(*expectations.Tracker, string, int, int)                     = (*expectations.Tracker).Raise
-	_ func(*expectations.Tracker, string, int, int)                     = (*expectations.Tracker).Lower
-	_ func(*expectations.Tracker, string) bool                          = (*expectations.Tracker).Satisfied
-	_ func(*expectations.Tracker, string)                               = (*expectations.Tracker).Delete
-	_ func(*expectations.Tracker, string) (int, int, bool)              = (*expectations.Tracker).Pending
-	_ func(*expectations.Tracker, string, []string)                     = (*expectations.Tracker).ExpectCreationKeys
-	_ func(*expectations.Tracker, string, string)                       = (*expectations.Tracker).CreationObservedKey
-	_ func(*expectations.Tracker, string, string)                       = (*expectations.Tracker).RecordWrite
-	_ func(*expectations.Tracker, string) expectations.Status           = (*expectations.Tracker).Check
-	_ func(*expectations.Tracker, string) (expectations.Snapshot, bool) = (*expectations.Tracker).Snapshot
-	_                                                                   = expectations.Options{
+	_ time.Duration                                                                = expectations.DefaultTTL
+	_ time.Duration                                                                = expectations.DefaultSafetyLimit
+	_ expectations.Clock                                                           = (*fakeclock.Clock)(nil)
+	_ func(expectations.Options) *expectations.Tracker                             = expectations.New
+	_ func(*expectations.Tracker, string, int, int)                                = (*expectations.Tracker).Set
+	_ func(*expectations.Tracker, string, int)                                     = (*expectations.Tracker).ExpectCreations
+	_ func(*expectations.Tracker, string, []string)                                = (*expectations.Tracker).ExpectDeletions
+	_ func(*expectations.Tracker, string)                                          = (*expectations.Tracker).CreationObserved
+	_ func(*expectations.Tracker, string, string)                                  = (*expectations.Tracker).DeletionObserved
+	_ func(*expectations.Tracker, string, int, int)                                = (*expectations.Tracker).Raise
+	_ func(*expectations.Tracker, string, int, int)                                = (*expectations.Tracker).Lower
+	_ func(*expectations.Tracker, string) bool                                     = (*expectations.Tracker).Satisfied
+	_ func(*expectations.Tracker, string)                                          = (*expectations.Tracker).Delete
+	_ func(*expectations.Tracker, string) (int, int, bool)                         = (*expectations.Tracker).Pending
+	_ func(*expectations.Tracker, string, []string)                                = (*expectations.Tracker).ExpectCreationKeys
+	_ func(*expectations.Tracker, string, string)                                  = (*expectations.Tracker).CreationObservedKey
+	_ func(*expectations.Tracker, string, types.UID, schema.GroupResource, string) = (*expectations.Tracker).Wrote
+	_ func(*expectations.Tracker, string) expectations.Status                      = (*expectations.Tracker).Check
+	_ func(*expectations.Tracker, string) (expectations.Snapshot, bool)            = (*expectations.Tracker).Snapshot
+	_                                                                              = expectations.Options{
 		TTL: 0, Clock: nil, Policy: expectations.ExpireAfterTTL, SafetyLimit: 0,
-		CacheVersion: func() string { return "" },
-		Hooks:        expectations.Hooks{Resolved: func(string, expectations.Resolution, time.Duration) {}},
+		Caches: podsCache(func() string { return "" }),
+		Hooks:  expectations.Hooks{Resolved: func(string, expectations.Resolution, time.Duration) {}},
 	}
 )

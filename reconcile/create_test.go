@@ -382,9 +382,9 @@ func recDeepCopies(pods []*corev1.Pod) []*corev1.Pod {
 func TestNamespaceTerminatingRoundIsNotResolvedByEvidence(t *testing.T) {
 	clk := fakeclock.New(podtest.Epoch)
 	tracker := expectations.New(expectations.Options{
-		Clock:        clk,
-		Policy:       expectations.EvidenceFirst,
-		CacheVersion: func() string { return "1000" }, // past every write below
+		Clock:  clk,
+		Policy: expectations.EvidenceFirst,
+		Caches: podsCache(func() string { return "1000" }), // past every write below
 	})
 	pods := &recPods{CreateErr: func(_ context.Context, _ *corev1.Pod, call int) error {
 		if call == 0 {

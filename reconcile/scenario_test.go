@@ -123,7 +123,7 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	cfg.TrackCreations = setup.Track
 	cfg.SlowStart = slowstart.Options{MaxBatchSize: 1}
 	cfg.NameGenerator = r.name
-	cfg.Expectations = expectations.Options{Policy: setup.Policy, CacheVersion: c.Informer.LastSyncResourceVersion}
+	cfg.Expectations = expectations.Options{Policy: setup.Policy, Caches: podsCache(c.Informer.LastSyncResourceVersion)}
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	r.ctrl, r.tracker = ctrl, ctrl.Expectations()

@@ -230,8 +230,8 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	// Called sequentially within one call, and calls do not overlap here.
 	cfg.NameGenerator = func(prefix string) string { seq++; return prefix + strconv.Itoa(seq) }
 	cfg.Expectations = expectations.Options{
-		Policy:       rapid.SampledFrom([]expectations.ExpiryPolicy{expectations.ExpireAfterTTL, expectations.EvidenceFirst}).Draw(t, "policy"),
-		CacheVersion: c.Informer.LastSyncResourceVersion,
+		Policy: rapid.SampledFrom([]expectations.ExpiryPolicy{expectations.ExpireAfterTTL, expectations.EvidenceFirst}).Draw(t, "policy"),
+		Caches: podsCache(c.Informer.LastSyncResourceVersion),
 	}
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {

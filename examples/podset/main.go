@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -65,8 +66,8 @@ func main() {
 		}
 		ropts.TrackCreations = true
 		ropts.Expectations = expectations.Options{
-			Policy:       expectations.EvidenceFirst,
-			CacheVersion: store.GetIndexer().LastStoreSyncResourceVersion,
+			Policy: expectations.EvidenceFirst,
+			Caches: map[schema.GroupResource]func() string{expectations.PodsResource: store.GetIndexer().LastStoreSyncResourceVersion},
 		}
 	}
 	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {

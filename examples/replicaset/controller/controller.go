@@ -7,6 +7,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -103,7 +104,7 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 		// The store version, not the reflector's: it only passes a write
 		// once the lister can return the written pod.
 		cfg.Expectations.Policy = expectations.EvidenceFirst
-		cfg.Expectations.CacheVersion = podInf.GetIndexer().LastStoreSyncResourceVersion
+		cfg.Expectations.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: podInf.GetIndexer().LastStoreSyncResourceVersion}
 	}
 	var err error
 	if c.ctrl, err = reconcile.NewController(cfg); err != nil {

@@ -217,7 +217,7 @@ func TestStatusWriteRetriesOnce(t *testing.T) {
 // never observed (here: one extra pending creation, as after a missed watch
 // event) is resolved by evidence — the pod informer's store has passed the
 // controller's own writes — instead of blocking the ReplicaSet for the
-// 5-minute timeout. This checks the CacheVersion wiring end to end.
+// 5-minute timeout. This checks the pods cache wiring end to end.
 func TestExactResolvesMissedEventsByEvidence(t *testing.T) {
 	e := newEnv(t, envOptions{exact: true, seed: 9})
 	rs := e.createRS("web", 10)
