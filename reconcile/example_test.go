@@ -32,10 +32,10 @@ func Example() {
 
 	cfg := reconcile.ReplicaSets() // Kind and Describe for apps/v1 ReplicaSets
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 		newStatus := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
 		if !status.NeedsUpdate(rs, newStatus) {
-			return nil // nothing to write
+			return rs, nil // nothing to write
 		}
 		return api.updateStatus(rs.Name, status.ForWrite(rs, newStatus)) // UpdateStatus on a copy
 	}
@@ -114,10 +114,10 @@ func ExampleNewController_customResource() {
 			}, nil
 		},
 		Owners: owners, Pods: api, Control: api, Patcher: api,
-		WriteStatus: func(ctx context.Context, ps *exPodSet, res reconcile.SyncResult) error {
+		WriteStatus: func(ctx context.Context, ps *exPodSet, res reconcile.SyncResult) (*exPodSet, error) {
 			conds, _ := status.SetReplicaFailure(ps.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
 			fmt.Printf("status: replicas=%d ready=%d conditions=%d\n", res.Counts.Replicas, res.Counts.Ready, len(conds))
-			return nil
+			return nil, nil // nothing written: nothing to record
 		},
 	})
 	if err != nil {
@@ -144,7 +144,9 @@ func ExampleErrTerminal() {
 	api.owners[rs.Name] = rs
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		return rs, nil
+	}
 	ctrl, _ := reconcile.NewController(cfg)
 	_, err := ctrl.Sync(context.Background(), "default/web")
 	fmt.Println(errors.Is(err, reconcile.ErrTerminal))
@@ -287,13 +289,13 @@ func (a *exAPI) scale(name string, replicas int32) {
 	a.owners[name] = rs
 }
 
-func (a *exAPI) updateStatus(name string, st appsv1.ReplicaSetStatus) error {
+func (a *exAPI) updateStatus(name string, st appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	rs := a.owners[name].DeepCopy()
 	rs.Status = st
 	a.owners[name] = rs
-	return nil
+	return rs, nil
 }
 
 func (a *exAPI) remove(name string) *appsv1.ReplicaSet {

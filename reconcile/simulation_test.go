@@ -301,12 +301,12 @@ func (s *simState) live() int {
 }
 
 // writeStatus checks the status computed from a sync's result.
-func (s *simState) writeStatus(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+func (s *simState) writeStatus(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 	st := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
 	if int(st.Replicas) != len(res.Active) || st.ReadyReplicas > st.Replicas {
 		s.t.Fatalf("status %+v does not match %d active pods", st, len(res.Active))
 	}
-	return nil
+	return nil, nil // the simulated API holds pods only: nothing to record
 }
 
 // sync is one pass of the controller loop, with the per-sync invariants.
