@@ -26,13 +26,18 @@ import (
 // The scenario figures of issue 7: scripted runs of a controller loop on the
 // simulated cluster (internal/cluster) with virtual time, comparing
 // upstream's expectations with tracked creations and the evidence-first
-// policy. `go test -run Scenario -v ./reconcile/` (make scenarios) prints
-// the tables; each test asserts the figures the issue targets.
+// policy, and issue 15's lag scenario (e), comparing the consistency gate
+// (R-10.9) on and off. `go test -run Scenario -v ./reconcile/` (make
+// scenarios) prints the tables; each test asserts the figures the issue
+// targets. Scenarios (a)-(d) measure the expectations alone: the gate is
+// off there (scenSetup.Gate).
 //
 // The loop (a Controller fed by the informer's events): the clock advances in 1-second ticks; every event the informer
 // delivers that yields a request is followed at once by a sync (a worker
 // that is never busy); every 30 s a periodic resync syncs as well, after a
-// watch bookmark when nothing is queued. Slow-start batches are capped at 1
+// watch bookmark when nothing is queued (unless NoResync); a sync the gate
+// deferred is retried after the workqueue's backoff, at the first tick
+// that reaches it. Slow-start batches are capped at 1
 // so that the order of API calls, and therefore every figure, is
 // deterministic.
 
