@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/slowstart"
 )
 
@@ -124,7 +125,7 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 	}
 	for _, p := range out.Created {
 		if p.ResourceVersion != "" {
-			tracker.RecordWrite(o.Key, p.ResourceVersion)
+			tracker.Wrote(o.Key, o.Object.GetUID(), expectations.PodsResource, p.ResourceVersion)
 		}
 	}
 	m.Hooks.created(o.Key, out)

@@ -22,6 +22,6 @@ func ReplicaSets(client kubernetes.Interface, factory informers.SharedInformerFa
 	cfg.Pods = Pods{Indexer: factory.Core().V1().Pods().Informer().GetIndexer()}
 	pc := PodControl{Client: client, Recorder: recorder}
 	cfg.Control, cfg.Patcher = pc, pc
-	cfg.WriteStatus = ReplicaSetStatus(client, status.Options{}, nil)
+	cfg.WriteStatus = ReplicaSetStatus(client, status.Options{})
 	return cfg
 }

@@ -26,7 +26,9 @@ func ExampleNewConfig() {
 		panic(err)
 	}
 	cfg.Describe = reconcile.ReplicaSets().Describe
-	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		return rs, nil // nothing written
+	}
 	ctrl, err := reconcile.NewController(cfg)
 	fmt.Println(cfg.Kind.Kind, err == nil, ctrl.Len())
 	// Output: ReplicaSet true 0

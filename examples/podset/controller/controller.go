@@ -59,16 +59,16 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 		return reconcile.Owner{Replicas: replicas, Template: &ps.Spec.Template,
 			Selector: ps.Spec.Selector, MinReadySeconds: ps.Spec.MinReadySeconds}, nil
 	}
-	cfg.WriteStatus = func(ctx context.Context, ps *v1alpha1.PodSet, res reconcile.SyncResult) error {
+	cfg.WriteStatus = func(ctx context.Context, ps *v1alpha1.PodSet, res reconcile.SyncResult) (*v1alpha1.PodSet, error) {
 		next := ps.DeepCopy()
 		n := res.Counts
 		next.Status.Replicas, next.Status.ReadyReplicas, next.Status.AvailableReplicas = n.Replicas, n.Ready, n.Available
 		next.Status.TerminatingReplicas, next.Status.ObservedGeneration = n.Terminating, ps.Generation
 		next.Status.Conditions, _ = status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
 		if equality.Semantic.DeepEqual(next.Status, ps.Status) {
-			return nil
+			return ps, nil
 		}
-		return c.Status().Update(ctx, next)
+		return next, c.Status().Update(ctx, next) // Update fills in next from the server's answer
 	}
 	return reconcile.NewController(cfg)
 }

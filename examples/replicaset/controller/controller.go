@@ -95,9 +95,14 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 	cfg.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
 	pc := clientgo.PodControl{Client: client, Recorder: opts.Recorder}
 	cfg.Control, cfg.Patcher = pc, pc
-	cfg.WriteStatus = clientgo.ReplicaSetStatus(client, status.Options{}, func(rs *appsv1.ReplicaSet) {
-		c.written.Store(reconcile.OwnerKey(rs.Namespace, rs.Name), rs)
-	})
+	writeStatus := clientgo.ReplicaSetStatus(client, status.Options{})
+	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		updated, err := writeStatus(ctx, rs, res)
+		if err == nil && updated != rs { // written, not skipped
+			c.written.Store(reconcile.OwnerKey(updated.Namespace, updated.Name), updated)
+		}
+		return updated, err
+	}
 	cfg.BurstReplicas, cfg.Expectations.TTL, cfg.TrackCreations = opts.BurstReplicas, opts.ExpectationsTTL, opts.Exact
 	if opts.Exact {
 		// The store version, not the reflector's: it only passes a write
