@@ -154,8 +154,9 @@ func (cl *claimer[T]) adopt(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, 
 	}
 	if patched == nil {
 		patched = pod
-	} else if rv := patched.ResourceVersion; rv != "" && rv != pod.ResourceVersion {
-		cl.c.tracker.Wrote(cl.key, cl.owner.GetUID(), expectations.PodsResource, rv) // adoptions are the controller's writes
+	} else if rv := patched.ResourceVersion; rv != "" {
+		// adoptions are the controller's writes (releases are not).
+		cl.c.tracker.Wrote(cl.key, cl.owner.GetUID(), expectations.PodsResource, rv)
 	}
 	return patched, nil
 }

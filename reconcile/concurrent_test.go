@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -132,7 +131,7 @@ func TestControllerConcurrent(t *testing.T) {
 			cfg := reconcile.ReplicaSets()
 			cfg.Owners, cfg.Pods, cfg.Control = own, informer, c.Client
 			cfg.Patcher = &recPatcher{api: c.API}
-			cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+			cfg.WriteStatus = noStatus
 			cfg.Clock = c.Clock // never stepped: nothing can expire
 			cfg.TrackCreations = track
 			cfg.BurstReplicas = 2

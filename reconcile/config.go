@@ -68,8 +68,14 @@ func (f PodPatcherFunc) PatchPod(ctx context.Context, pod *corev1.Pod, data []by
 // Config configures a [Controller] for owners of type T. Kind, Describe,
 // Owners, Pods, Control, Patcher and WriteStatus are required: NewController
 // names the first one missing. The tuning fields' zero values are upstream's
-// behaviour. [ReplicaSets] returns a Config with Kind and Describe filled in
-// for apps/v1 ReplicaSets.
+// behaviour. [ReplicaSets] returns a Config with Kind, Resource and
+// Describe filled in for apps/v1 ReplicaSets.
+//
+// The consistency gate of upstream v1.37 is on by default, and
+// runs as soon as CacheVersions supply the informers' versions: a sync is
+// deferred while a cache is older than the controller's own last write for
+// the owner. Without CacheVersions it cannot know and never defers;
+// DisableConsistencyGate turns it off.
 type Config[T Object] struct {
 	// Kind is the owners' group, version and kind: written into the
 	// controller ownerRef of created and adopted pods, and compared (the
@@ -98,7 +104,16 @@ type Config[T Object] struct {
 	// and UpdateStatus. Sync calls it once per sync that reaches the status
 	// step and returns its error first. owner is the cached object:
 	// do not modify it, write a copy.
-	WriteStatus func(ctx context.Context, owner T, res SyncResult) error
+	//
+	// It returns the owner as the API server returned it after the write,
+	// or owner itself when nothing needed writing, or a nil T to have
+	// nothing recorded. When it succeeds and Config.Resource is set, Sync
+	// records the returned object's resourceVersion as one of the
+	// controller's writes (Tracker.Wrote under Resource, R-10.9), so that
+	// the next sync waits for the owners' cache to reach it. Recording the
+	// cached owner's version after a skipped write is harmless (the cache
+	// is already there), as upstream does.
+	WriteStatus func(ctx context.Context, owner T, res SyncResult) (T, error)
 	// Related returns the pods whose nodes count towards the deletion rank
 	// of owner's pods. It is called only when pods must be deleted;
 	// an error is reported in SyncResult.RelatedErr and the deletion uses
@@ -119,8 +134,35 @@ type Config[T Object] struct {
 	// SlowStart configures the create batches.
 	SlowStart slowstart.Options
 	// Expectations configures the Controller's expectations Tracker (TTL,
-	// policy, cache version, hooks). A nil Clock means Config.Clock.
+	// policy, hooks). A nil Clock means Config.Clock. Leave its Caches
+	// nil and set CacheVersions instead: NewController fills Caches in
+	// from CacheVersions and rejects a Config that sets both. Its
+	// Hooks.Deferred reports every sync the consistency gate defers
+	// (upstream's skip counter), with the resource whose cache is behind.
 	Expectations expectations.Options
+
+	// Resource is the owners' group and resource (apps, replicasets for
+	// ReplicaSets; [ReplicaSets] sets it): the status writes Sync records
+	// are recorded under it, and CacheVersions.Owners is the
+	// version of its informer cache. The zero value records no status
+	// writes. It is required when CacheVersions.Owners is set, and must not
+	// be the core group's pods.
+	Resource schema.GroupResource
+	// CacheVersions tells the Controller how far its informers' caches
+	// have synced. With them the consistency gate runs first in
+	// every Sync: while a cache is older than the controller's own last
+	// write of that resource for the owner, the sync is deferred. Pods
+	// also feeds the EvidenceFirst policy (expectations.Options.Caches).
+	// The zero value supplies no versions: the gate never defers, which is
+	// upstream before 1.36 (and with AtomicFIFO off, where the stores do
+	// not track a version).
+	CacheVersions CacheVersions
+	// DisableConsistencyGate turns the gate off, as upstream's feature
+	// gate StaleControllerConsistencyReplicaSet=false does: Sync never
+	// defers. The controller's writes are still recorded, for
+	// EvidenceFirst. False (the zero value) is upstream v1.37's default:
+	// the gate runs whenever CacheVersions supply versions.
+	DisableConsistencyGate bool
 	// TrackCreations names new pods in the Controller and expects them by
 	// pod key (see [Manager].TrackCreations). Beyond upstream, off by
 	// default. Turn it on when the API in front of the PodControl ignores
@@ -133,11 +175,33 @@ type Config[T Object] struct {
 	Hooks Hooks
 }
 
-// ReplicaSets returns a Config for apps/v1 ReplicaSets with Kind and
-// Describe ([ReplicaSetOwner]) filled in; the caller sets the rest.
+// CacheVersions returns how far the informer caches a [Controller] reads
+// have synced: each func returns the resourceVersion of the latest list,
+// event or bookmark its cache has applied (client-go: the informer store's
+// LastStoreSyncResourceVersion). A nil func, or one that returns "",
+// never holds a sync back: "" is what a store that does not track versions
+// answers. The funcs are called from Sync, concurrently when several
+// workers sync, with no lock of the Controller held; they must be safe for
+// concurrent use and fast. The zero value supplies nothing.
+type CacheVersions struct {
+	// Pods is the version of the pod informer's cache: it is compared with
+	// the controller's pod creates and adoption patches, for the gate and
+	// for the EvidenceFirst policy.
+	Pods func() string
+	// Owners is the version of the owner informer's cache (Config.Resource):
+	// it is compared with the controller's status writes.
+	Owners func() string
+}
+
+// replicaSetsResource is the group/resource of apps/v1 ReplicaSets.
+var replicaSetsResource = schema.GroupResource{Group: "apps", Resource: "replicasets"}
+
+// ReplicaSets returns a Config for apps/v1 ReplicaSets with Kind, Resource
+// and Describe ([ReplicaSetOwner]) filled in; the caller sets the rest.
 func ReplicaSets() Config[*appsv1.ReplicaSet] {
 	return Config[*appsv1.ReplicaSet]{
-		Kind: replicaSetKind,
+		Kind:     replicaSetKind,
+		Resource: replicaSetsResource,
 		Describe: func(rs *appsv1.ReplicaSet) (Owner, error) {
 			if rs == nil {
 				return Owner{}, errors.New("reconcile: nil ReplicaSet")
@@ -166,7 +230,40 @@ func (c *Config[T]) validate() error {
 	case c.WriteStatus == nil:
 		missing = "WriteStatus"
 	default:
-		return nil
+		return c.validateCaches()
 	}
 	return fmt.Errorf("reconcile: NewController: Config.%s is required%s", missing, hint)
+}
+
+// validateCaches checks that the cache versions can be told apart and are
+// said once.
+func (c *Config[T]) validateCaches() error {
+	cv := c.CacheVersions
+	switch {
+	case (cv.Pods != nil || cv.Owners != nil) && c.Expectations.Caches != nil:
+		return errors.New("reconcile: NewController: both Config.CacheVersions and Config.Expectations.Caches are set; set CacheVersions only")
+	case cv.Owners != nil && c.Resource.Resource == "":
+		return errors.New("reconcile: NewController: Config.CacheVersions.Owners is set without Config.Resource (the owners' group and resource, e.g. apps/replicasets)")
+	case cv.Owners != nil && c.Resource == expectations.PodsResource:
+		return errors.New("reconcile: NewController: Config.Resource is pods; the owners' writes must be told apart from the pods'")
+	}
+	return nil
+}
+
+// caches returns the Tracker's Caches for c: expectations.Options.Caches as
+// given, or a new map built from CacheVersions (nil when it supplies
+// nothing).
+func (c *Config[T]) caches() map[schema.GroupResource]func() string {
+	cv := c.CacheVersions
+	if cv.Pods == nil && cv.Owners == nil {
+		return c.Expectations.Caches
+	}
+	m := make(map[schema.GroupResource]func() string, 2)
+	if cv.Pods != nil {
+		m[expectations.PodsResource] = cv.Pods
+	}
+	if cv.Owners != nil {
+		m[c.Resource] = cv.Owners
+	}
+	return m
 }

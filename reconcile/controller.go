@@ -28,8 +28,11 @@ type Controller[T Object] struct {
 
 // NewController validates cfg and returns a Controller built from it. A
 // missing required field is an error that names it; there is no default
-// Kind. The Config is copied: later changes to cfg do not reach the
-// Controller.
+// Kind. The expectations Tracker is built from cfg.Expectations, with its
+// Caches taken from cfg.CacheVersions (pods under
+// expectations.PodsResource, owners under cfg.Resource); setting both, or
+// CacheVersions.Owners without Resource, is an error. The Config is
+// copied: later changes to cfg do not reach the Controller.
 func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -38,6 +41,7 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	if opts.Clock == nil && cfg.Clock != nil {
 		opts.Clock = cfg.Clock
 	}
+	opts.Caches = cfg.caches()
 	tracker := expectations.New(opts)
 	return &Controller[T]{
 		cfg:     cfg,
@@ -69,10 +73,12 @@ func (c *Controller[T]) Expectations() *expectations.Tracker {
 }
 
 // Len returns how many owner keys the Controller holds state for:
-// expectation records (counts, key sets, write records) or names of
+// expectation records (counts, key sets, round evidence), records of the
+// controller's writes for the consistency gate, or names of
 // unconfirmed creations. Deleting an owner ([Controller.OwnerDeleted], or a
 // Sync that finds it gone) drops its state, so once every owner is deleted
-// Len is 0: a leak test asserts on it.
+// Len is 0: a leak test asserts on it. A write record is also dropped by
+// the first Sync that finds the caches caught up with it.
 func (c *Controller[T]) Len() int {
 	if !c.usable() {
 		return 0
@@ -85,11 +91,24 @@ func (c *Controller[T]) Len() int {
 	c.mu.Unlock()
 	n := 0
 	for _, k := range keys {
-		if _, _, ok := c.tracker.Pending(k); ok || c.manager.hasUncertain(k) {
+		if _, _, ok := c.tracker.Pending(k); ok || c.hasWrites(k) || c.manager.hasUncertain(k) {
 			n++
 		}
 	}
 	return n
+}
+
+// hasWrites reports whether the Tracker holds a gate record for key: the
+// Controller records writes under pods and Config.Resource only.
+func (c *Controller[T]) hasWrites(key string) bool {
+	if _, ok := c.tracker.Written(key, expectations.PodsResource); ok {
+		return true
+	}
+	if c.cfg.Resource.Resource == "" {
+		return false
+	}
+	_, ok := c.tracker.Written(key, c.cfg.Resource)
+	return ok
 }
 
 // remember notes that the Controller may hold state for key.
@@ -99,13 +118,19 @@ func (c *Controller[T]) remember(key string) {
 	c.mu.Unlock()
 }
 
-// forget drops everything the Controller holds for key: expectations
-// (counts, key sets, write records) and names of unconfirmed creations.
+// forget drops what the Controller holds for key: expectations (counts,
+// key sets, round evidence) and names of unconfirmed creations. The gate
+// record is the caller's to clear first (Tracker.ClearWrites, with the UID
+// rule of ); when one of another owner UID survives, the key stays
+// known, so that Len still counts it.
 func (c *Controller[T]) forget(key string) {
 	c.tracker.Delete(key)
 	c.manager.Forget(key)
+	keep := c.hasWrites(key)
 	c.mu.Lock()
-	delete(c.known, key)
+	if !keep {
+		delete(c.known, key)
+	}
 	c.mu.Unlock()
 }
 

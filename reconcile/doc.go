@@ -19,10 +19,20 @@
 //
 // Guarantees:
 //   - Faithful by default: zero-value tuning follows SPEC,
-//     deliberate
+//     deliberate
 //     differences are documented on the names they concern.
+//   - Read-your-own-writes, as upstream v1.37: given the informer
+//     caches' versions (Config.CacheVersions), [Controller.Sync] first
+//     defers, reading nothing, while a cache is older than the
+//     controller's own last pod create, adoption or status write for the
+//     owner, so that no sync acts on a cache that has not seen them — in
+//     particular, expectations that expire while the pod informer lags can
+//     no longer make it create the pods again. The deferral is an error
+//     wrapping *expectations.StaleCacheError, retried by the workqueue.
+//     Config.DisableConsistencyGate turns it off, as the feature gate does.
 //   - Nothing is forgotten by construction: no default owner kind
-//     ([NewController] names a missing field), one clock, one Tracker, and
+//     ([NewController] names a missing field), one clock, one Tracker (its
+//     expectations and its record of the controller's writes), and
 //     deleting an owner forgets everything about it ([Controller.Len]).
 //   - One error per sync; permanent failures satisfy errors.Is(err,
 //     [ErrTerminal]); the availability requeue is offered once

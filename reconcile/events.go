@@ -140,8 +140,8 @@ func (c *Controller[T]) OwnerAdded(obj T) []Request {
 // OwnerUpdated handles an owner update event. When cur has a new
 // UID under the same name (deleted and recreated between two events),
 // everything remembered for the old incarnation is forgotten first, as
-// [Controller.OwnerDeleted] does, so that it cannot hold back the new one.
-// The owner is enqueued in any case.
+// [Controller.OwnerDeleted] does for old, so that it cannot hold back the
+// new one. The owner is enqueued in any case.
 func (c *Controller[T]) OwnerUpdated(old, cur T) []Request {
 	if isNilValue(cur) {
 		return nil
@@ -150,6 +150,7 @@ func (c *Controller[T]) OwnerUpdated(old, cur T) []Request {
 	if !isNilValue(old) && old.GetUID() != cur.GetUID() {
 		oldKey := OwnerKey(old.GetNamespace(), old.GetName())
 		if c.usable() {
+			c.tracker.ClearWrites(oldKey, old.GetUID())
 			c.forget(oldKey)
 		}
 		if oldKey != key {
@@ -162,14 +163,18 @@ func (c *Controller[T]) OwnerUpdated(old, cur T) []Request {
 // OwnerDeleted handles an owner delete event, with the possibly
 // stale object of a tombstone, which the adapter unwraps: it forgets
 // everything the Controller remembers for the owner's key — expectation
-// counts, key sets and write records, names of unconfirmed creations — and
-// enqueues the key (its Sync then finds the owner gone).
+// counts, key sets and round evidence, names of unconfirmed creations —
+// and enqueues the key (its Sync then finds the owner gone). The record of
+// the controller's writes for the consistency gate is dropped only if it
+// belongs to obj's UID: a record of an owner recreated under the
+// same name survives the late delete event of its predecessor.
 func (c *Controller[T]) OwnerDeleted(obj T) []Request {
 	if isNilValue(obj) {
 		return nil
 	}
 	key := OwnerKey(obj.GetNamespace(), obj.GetName())
 	if c.usable() {
+		c.tracker.ClearWrites(key, obj.GetUID())
 		c.forget(key)
 	}
 	return []Request{{Key: key}}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/status"
 )
@@ -32,10 +33,10 @@ func Example() {
 
 	cfg := reconcile.ReplicaSets() // Kind and Describe for apps/v1 ReplicaSets
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 		newStatus := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
 		if !status.NeedsUpdate(rs, newStatus) {
-			return nil // R-8.6: nothing to write
+			return rs, nil // R-8.6: nothing to write
 		}
 		return api.updateStatus(rs.Name, status.ForWrite(rs, newStatus)) // UpdateStatus on a copy
 	}
@@ -114,10 +115,10 @@ func ExampleNewController_customResource() {
 			}, nil
 		},
 		Owners: owners, Pods: api, Control: api, Patcher: api,
-		WriteStatus: func(ctx context.Context, ps *exPodSet, res reconcile.SyncResult) error {
+		WriteStatus: func(ctx context.Context, ps *exPodSet, res reconcile.SyncResult) (*exPodSet, error) {
 			conds, _ := status.SetReplicaFailure(ps.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
 			fmt.Printf("status: replicas=%d ready=%d conditions=%d\n", res.Counts.Replicas, res.Counts.Ready, len(conds))
-			return nil
+			return nil, nil // nothing written: nothing to record
 		},
 	})
 	if err != nil {
@@ -144,12 +145,50 @@ func ExampleErrTerminal() {
 	api.owners[rs.Name] = rs
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		return rs, nil
+	}
 	ctrl, _ := reconcile.NewController(cfg)
 	_, err := ctrl.Sync(context.Background(), "default/web")
 	fmt.Println(errors.Is(err, reconcile.ErrTerminal))
 	// Output:
 	// true
+}
+
+// The consistency gate (R-10.9), upstream v1.37's default: given the
+// informer caches' versions, Sync defers while the pod cache has not seen
+// the controller's own creates — reading nothing — and runs once it has.
+// The deferral is an error for the workqueue to retry with backoff.
+func ExampleCacheVersions() {
+	ctx := context.Background()
+	api := newExAPI()
+	api.owners["web"] = exReplicaSet("web", 2)
+	cfg := reconcile.ReplicaSets()
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
+	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		return nil, nil // no status here: nothing to record
+	}
+	// client-go: podInformer.GetIndexer().LastStoreSyncResourceVersion
+	cfg.CacheVersions.Pods = api.cacheVersion
+	ctrl, err := reconcile.NewController(cfg)
+	if err != nil {
+		panic(err)
+	}
+
+	res, err := ctrl.Sync(ctx, "default/web")
+	fmt.Println("created:", len(res.Outcome.Created), err)
+	_, err = ctrl.Sync(ctx, "default/web") // an owner update, before the pod events
+	var stale *expectations.StaleCacheError
+	if errors.As(err, &stale) {
+		fmt.Printf("deferred: %s cache at %s, our write at %s\n", stale.Resource, stale.Read, stale.Written)
+	}
+	api.deliver(ctrl.PodAdded)
+	res, err = ctrl.Sync(ctx, "default/web")
+	fmt.Println("active:", len(res.Active), err)
+	// Output:
+	// created: 2 <nil>
+	// deferred: pods cache at 100, our write at 102
+	// active: 2 <nil>
 }
 
 // The primitive layer: ManageReplicas creates or deletes towards the
@@ -188,10 +227,19 @@ type exAPI struct {
 	cache   map[string]*corev1.Pod
 	pending []*corev1.Pod
 	seq     int
+	synced  int // the cache's resourceVersion: the list's (100), then the last event's
 }
 
 func newExAPI() *exAPI {
-	return &exAPI{owners: map[string]*appsv1.ReplicaSet{}, pods: map[string]*corev1.Pod{}, cache: map[string]*corev1.Pod{}}
+	return &exAPI{owners: map[string]*appsv1.ReplicaSet{}, pods: map[string]*corev1.Pod{}, cache: map[string]*corev1.Pod{}, synced: 100}
+}
+
+// cacheVersion is the informer cache's resourceVersion, as client-go's
+// LastStoreSyncResourceVersion reports it.
+func (a *exAPI) cacheVersion() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return strconv.Itoa(a.synced)
 }
 
 func (a *exAPI) CreatePod(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
@@ -202,7 +250,7 @@ func (a *exAPI) CreatePod(_ context.Context, pod *corev1.Pod) (*corev1.Pod, erro
 	if p.Name == "" {
 		p.Name = p.GenerateName + strconv.Itoa(a.seq)
 	}
-	p.ResourceVersion = strconv.Itoa(a.seq)
+	p.ResourceVersion = strconv.Itoa(100 + a.seq)
 	a.pods[p.Name] = p
 	a.pending = append(a.pending, p)
 	return p, nil
@@ -243,6 +291,9 @@ func (a *exAPI) deliver(handler func(*corev1.Pod) []reconcile.Request) {
 			a.cache[p.Name] = p
 		} else {
 			delete(a.cache, p.Name)
+		}
+		if rv, err := strconv.Atoi(p.ResourceVersion); err == nil {
+			a.synced = max(a.synced, rv)
 		}
 	}
 	a.mu.Unlock()
@@ -287,13 +338,13 @@ func (a *exAPI) scale(name string, replicas int32) {
 	a.owners[name] = rs
 }
 
-func (a *exAPI) updateStatus(name string, st appsv1.ReplicaSetStatus) error {
+func (a *exAPI) updateStatus(name string, st appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	rs := a.owners[name].DeepCopy()
 	rs.Status = st
 	a.owners[name] = rs
-	return nil
+	return rs, nil
 }
 
 func (a *exAPI) remove(name string) *appsv1.ReplicaSet {

@@ -254,17 +254,26 @@ func applyOwnerPatch(pod *corev1.Pod, data []byte) error {
 }
 
 // recStatus records the WriteStatus calls; err, if set, is their error.
+// A call returns ret(owner) when ret is set, else the owner it was given
+// (the cached owner: nothing needed writing).
 type recStatus struct {
 	mu    sync.Mutex
 	err   error
+	ret   func(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet
 	calls []reconcile.SyncResult
 }
 
-func (s *recStatus) write(_ context.Context, _ *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+func (s *recStatus) write(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, res)
-	return s.err
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.ret != nil {
+		return s.ret(rs), nil
+	}
+	return rs, nil
 }
 
 func (s *recStatus) writes() []reconcile.SyncResult {
@@ -331,4 +340,10 @@ func (o oneOwner) GetLive(_ context.Context, namespace, name string) (*appsv1.Re
 // "uid-<name>".
 func recOwnerMeta(name string) *metav1.ObjectMeta {
 	return &metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)}
+}
+
+// noStatus is a WriteStatus that writes nothing and says so: it returns the
+// cached owner.
+func noStatus(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+	return rs, nil
 }

@@ -40,6 +40,13 @@ type Manager struct {
 	// Expectations records what the Manager asked for and has not yet
 	// observed. Share it with whatever feeds it pod events. Nil means a
 	// private Tracker on Clock, reachable through [Manager.Tracker].
+	//
+	// The Manager also records there the resourceVersion of every pod it
+	// creates (Tracker.Wrote under expectations.PodsResource, with the
+	// owner's UID), for the consistency gate and EvidenceFirst;
+	// deletes are not recorded. Checking the gate (Tracker.Ready) and
+	// clearing the record when the owner goes (Tracker.ClearWrites) is the
+	// caller's: a [Controller] does both.
 	Expectations *expectations.Tracker
 	// BurstReplicas caps the creates, and separately the deletes, of one
 	// call. <= 0 means DefaultBurstReplicas (500).

@@ -1,11 +1,9 @@
 package reconcile_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
@@ -31,7 +29,7 @@ func TestPropertyRoundsSatisfiedByEvents(t *testing.T) {
 		cfg := reconcile.ReplicaSets()
 		cfg.Owners, cfg.Pods, cfg.Control = oneOwner{rs}, informerPods(c), c.Client
 		cfg.Patcher = &recPatcher{api: c.API}
-		cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+		cfg.WriteStatus = noStatus
 		cfg.Clock = c.Clock
 		cfg.BurstReplicas = burst
 		cfg.TrackCreations = rapid.Bool().Draw(t, "track")

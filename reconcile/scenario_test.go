@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,13 +26,18 @@ import (
 // The scenario figures of issue 7: scripted runs of a controller loop on the
 // simulated cluster (internal/cluster) with virtual time, comparing
 // upstream's expectations with tracked creations and the evidence-first
-// policy. `go test -run Scenario -v ./reconcile/` (make scenarios) prints
-// the tables; each test asserts the figures the issue targets.
+// policy, and issue 15's lag scenario (e), comparing the consistency gate
+// (R-10.9) on and off. `go test -run Scenario -v ./reconcile/` (make
+// scenarios) prints the tables; each test asserts the figures the issue
+// targets. Scenarios (a)-(d) measure the expectations alone: the gate is
+// off there (scenSetup.Gate).
 //
 // The loop (a Controller fed by the informer's events): the clock advances in 1-second ticks; every event the informer
 // delivers that yields a request is followed at once by a sync (a worker
 // that is never busy); every 30 s a periodic resync syncs as well, after a
-// watch bookmark when nothing is queued. Slow-start batches are capped at 1
+// watch bookmark when nothing is queued (unless NoResync); a sync the gate
+// deferred is retried after the workqueue's backoff, at the first tick
+// that reaches it. Slow-start batches are capped at 1
 // so that the order of API calls, and therefore every figure, is
 // deterministic.
 
@@ -61,7 +67,18 @@ type scenSetup struct {
 	ScaleAt time.Duration
 	// RelistAt, when > 0, relists the informer then (a watch restart).
 	RelistAt time.Duration
-	Horizon  time.Duration
+	// Gate turns the consistency gate on (R-10.9): Config.CacheVersions.Pods
+	// is the informer's version either way (EvidenceFirst needs it), and
+	// without Gate Config.DisableConsistencyGate is set, so that the
+	// scenarios of issue 7 measure the expectations alone.
+	Gate bool
+	// NoResync turns the 30-second periodic resync off: only events, owner
+	// updates and retries sync, as with upstream's 12-hour resync.
+	NoResync bool
+	// TouchAt, when > 0, updates the owner then (an owner update event
+	// enqueues it), without changing what it wants.
+	TouchAt time.Duration
+	Horizon time.Duration
 }
 
 // scenFigures is what one run measured.
@@ -75,6 +92,7 @@ type scenFigures struct {
 	Progress       time.Duration // from the first sync to the next managed sync (-1: none)
 	Final          int           // active controller pods in the API at the end
 	Short          int           // most pods missing after the controller first reached Replicas
+	Deferrals      int           // syncs the consistency gate deferred (Hooks.Deferred)
 	Resolutions    map[expectations.Resolution]int
 }
 
@@ -97,6 +115,9 @@ type scenRun struct {
 	lost       string           // key of the pod whose events are dropped
 	reached    bool             // the live pods have reached Replicas
 	wrong      map[int64]bool   // rounds (by roundStart) counted in WrongSatisfied
+	failures   int              // deferrals in a row: the workqueue's backoff exponent
+	retryAt    time.Time        // when the rate-limited retry of a deferred sync is due
+	deferred   int              // syncs that returned the gate's error
 
 	mu  sync.Mutex
 	seq int
@@ -118,12 +139,16 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	cfg.Pods = informerPods(c)
 	cfg.Control = c.Client
 	cfg.Patcher = &recPatcher{api: c.API}
-	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+	cfg.WriteStatus = noStatus
 	cfg.Clock = c.Clock
 	cfg.TrackCreations = setup.Track
 	cfg.SlowStart = slowstart.Options{MaxBatchSize: 1}
 	cfg.NameGenerator = r.name
-	cfg.Expectations = expectations.Options{Policy: setup.Policy, Caches: podsCache(c.Informer.LastSyncResourceVersion)}
+	cfg.Expectations = expectations.Options{Policy: setup.Policy, Hooks: expectations.Hooks{
+		Deferred: func(string, *expectations.StaleCacheError) { r.fig.Deferrals++ },
+	}}
+	cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
+	cfg.DisableConsistencyGate = !setup.Gate
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	r.ctrl, r.tracker = ctrl, ctrl.Expectations()
@@ -199,13 +224,24 @@ func (r *scenRun) sync() {
 		r.fig.WrongSatisfied++
 	}
 	before, _ := strconv.ParseInt(r.c.API.ResourceVersion(), 10, 64)
-	// Manage errors (injected faults) are expected here (res.ManageErr);
+	// Manage errors (injected faults) are expected here (res.ManageErr),
+	// and the gate's deferrals, which the workqueue retries with its
+	// default controller backoff (5ms doubling, up to 1000s) as upstream;
 	// any other error would mean the sync did not run to the end.
 	res, err := r.ctrl.Sync(r.ctx, r.key)
+	r.fig.Syncs++
+	r.dirty = false
+	var stale *expectations.StaleCacheError
+	if errors.As(err, &stale) {
+		r.deferred++
+		r.retryAt = r.c.Clock.Now().Add(min(5*time.Millisecond<<min(r.failures, 30), 1000*time.Second))
+		r.failures++
+		return
+	}
+	r.failures, r.retryAt = 0, time.Time{}
 	if err != nil && res.ManageErr == nil {
 		r.t.Fatalf("sync did not run to the end: %v", err)
 	}
-	r.fig.Syncs++
 	if res.Managed && res.Diff != 0 {
 		// A new round: creations before it are no longer its business.
 		r.roundStart = before
@@ -213,7 +249,6 @@ func (r *scenRun) sync() {
 	if res.Managed && r.fig.Syncs > 1 && r.fig.Progress < 0 {
 		r.fig.Progress = r.c.Clock.Now().Sub(r.start)
 	}
-	r.dirty = false
 }
 
 func (r *scenRun) run() scenFigures {
@@ -231,6 +266,13 @@ func (r *scenRun) run() scenFigures {
 			n := int32(r.setup.ScaleTo)
 			r.rs.Spec.Replicas = &n
 			r.sync() // the owner's update event enqueues it
+		}
+		if r.setup.TouchAt > 0 && elapsed == r.setup.TouchAt {
+			r.rs.Annotations = map[string]string{"touched": elapsed.String()}
+			r.sync() // the owner's update event enqueues it
+		}
+		if !r.retryAt.IsZero() && !r.c.Clock.Now().Before(r.retryAt) {
+			r.sync() // the rate-limited retry of a deferred sync
 		}
 		if r.setup.RelistAt > 0 && elapsed == r.setup.RelistAt {
 			r.c.Informer.Relist()
@@ -258,12 +300,15 @@ func (r *scenRun) run() scenFigures {
 			}
 			r.observe()
 		}
-		if !r.c.Clock.Now().Before(next) {
+		if !r.setup.NoResync && !r.c.Clock.Now().Before(next) {
 			r.c.Informer.Bookmark()
 			r.sync()
 			next = next.Add(scenResync)
 		}
 		r.observe()
+	}
+	if r.deferred != r.fig.Deferrals {
+		r.t.Fatalf("%d syncs deferred, Hooks.Deferred called %d times", r.deferred, r.fig.Deferrals)
 	}
 	r.fig.Created = r.c.Client.Stats().Created
 	r.fig.Deleted = r.c.Client.Stats().Deleted
@@ -460,5 +505,50 @@ func TestScenarioLostCreateResponses(t *testing.T) {
 	assert.Zero(t, figs[2].Extra)
 	for i, f := range figs {
 		assert.Equal(t, 5, f.Final, "%s converges", rows[i].name)
+	}
+}
+
+// TestScenarioInformerLagPastExpiry is issue 15's measurement, in the
+// simulation: a ReplicaSet of 100 is created while the pod informer lags
+// 340 s behind the API, longer than the 5-minute expectations TTL; the
+// owner is touched (an update event) at 310 s, after the expectations have
+// expired and before the cache has seen a single pod. There is no periodic
+// resync (upstream's is 12 hours). A deferred sync is retried with the
+// workqueue's backoff. Rows: the consistency gate on (upstream v1.37's
+// default, R-10.9), off (StaleControllerConsistencyReplicaSet=false, or
+// upstream before 1.36: the over-creation of kubernetes#129795), and off
+// with exact expectations (TrackCreations and EvidenceFirst).
+func TestScenarioInformerLagPastExpiry(t *testing.T) {
+	type row struct {
+		name  string
+		setup scenSetup
+	}
+	rows := []row{
+		{"gate on (default, CacheVersions set)", scenSetup{Gate: true}},
+		{"gate off (DisableConsistencyGate; upstream before 1.36)", scenSetup{}},
+		{"gate off, TrackCreations + EvidenceFirst", scenSetup{Track: true, Policy: expectations.EvidenceFirst}},
+	}
+	var table [][]any
+	var figs []scenFigures
+	for _, rw := range rows {
+		s := rw.setup
+		s.Replicas, s.Lag, s.NoResync, s.TouchAt, s.Horizon = 100, 340*time.Second, true, 310*time.Second, 20*time.Minute
+		f := newScenRun(t, s).run()
+		figs = append(figs, f)
+		table = append(table, []any{rw.name, f.Created, f.Extra, f.Deleted, f.Deferrals, f.Final, f.Syncs})
+	}
+	scenTable(t, "(e) pod informer 340s behind, owner touched at 310s, past the 5m expiry (desired 100, no resync, 20 minutes)",
+		"controller\tpods created\textra pods\tpods deleted\tdeferrals\tfinal pods\tsyncs", table)
+
+	on, off, exact := figs[0], figs[1], figs[2]
+	assert.Zero(t, on.Extra, "R-10.9: the gate defers until the cache has the controller's creates")
+	assert.Equal(t, 100, on.Created)
+	assert.Positive(t, on.Deferrals)
+	assert.Equal(t, 100, off.Extra, "without the gate the expired expectations let a stale cache recreate every pod (kubernetes#129795)")
+	assert.Zero(t, off.Deferrals)
+	assert.Zero(t, exact.Extra, "EvidenceFirst waits for the cache instead of expiring")
+	assert.Zero(t, exact.Deferrals)
+	for i, f := range figs {
+		assert.Equal(t, 100, f.Final, "%s converges", rows[i].name)
 	}
 }

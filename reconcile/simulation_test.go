@@ -33,6 +33,10 @@ import (
 // and pods of other controllers that match the selector. Each schedule also draws counted or tracked creations and the
 // ExpireAfterTTL or EvidenceFirst policy (issue 7).
 //
+// Half the schedules also run the consistency gate on the
+// informer's version (issue 15): a sync it defers does nothing and is
+// retried by a later step.
+//
 // Checked after every step or sync:
 //   - no sync makes more creates, or more deletes, than the burst;
 //   - no sync acts while expectations are pending and younger than the TTL
@@ -95,6 +99,8 @@ type simFigures struct {
 
 	EvidenceSyncs int // syncs that went ahead because evidence resolved the expectations
 
+	GateSchedules, DeferredSyncs int // schedules with the consistency gate on; syncs it deferred
+
 	// Overshoot, by creation mode (0 counted, 1 tracked): steps after
 	// which the owner's live pods exceeded max(desired, live pods before
 	// the step), in schedules where that is allowed (lost create responses
@@ -134,6 +140,10 @@ func (f *simFigures) add(s *simState) {
 	f.Adopted += s.adopted
 	f.DrainSyncsMax = max(f.DrainSyncsMax, s.drainSyncs)
 	f.EvidenceSyncs += s.evidence
+	if s.gate {
+		f.GateSchedules++
+	}
+	f.DeferredSyncs += s.deferred
 	o := &f.Overshoot[0]
 	if s.track {
 		o = &f.Overshoot[1]
@@ -161,6 +171,7 @@ func (f *simFigures) log(t *testing.T) {
 	t.Logf("informer: %d events delivered, %d duplicated, %d dropped, %d relists; %d orphans adopted",
 		f.Delivered, f.Duplicated, f.Dropped, f.Relists, f.Adopted)
 	t.Logf("syncs let through by evidence (EvidenceFirst) %d; longest drain %d syncs", f.EvidenceSyncs, f.DrainSyncsMax)
+	t.Logf("consistency gate on in %d schedules: %d syncs deferred", f.GateSchedules, f.DeferredSyncs)
 	for i, mode := range []string{"counted", "tracked"} {
 		o := f.Overshoot[i]
 		t.Logf("overshoot, %s creations (live pods > max(desired, previous live)): %d of %d schedules with lost "+
@@ -180,6 +191,7 @@ type simState struct {
 	tracker *expectations.Tracker
 	ctrl    *reconcile.Controller[*appsv1.ReplicaSet]
 	track   bool
+	gate    bool // the consistency gate is on
 	burst   int
 	lag     time.Duration
 	foreign map[string]bool // keys of pods of other controllers: never to be deleted
@@ -193,7 +205,7 @@ type simState struct {
 
 	steps, syncs, managed, blocked, expired     int
 	ttlSteps, behindBack, kubeletSteps          int
-	adopted, drainSyncs, evidence               int
+	adopted, drainSyncs, evidence, deferred     int
 	overshootSteps, overshootPods, overshootMax int
 	maxDesired                                  int
 }
@@ -216,6 +228,7 @@ func newSimState(t *rapid.T, drops bool) *simState {
 		allowLost:  drops || rapid.Bool().Draw(t, "allowLostCreates"),
 		maxDesired: desired,
 		track:      rapid.Bool().Draw(t, "trackCreations"),
+		gate:       rapid.Bool().Draw(t, "consistencyGate"),
 	}
 	seq := 0
 	cfg := reconcile.ReplicaSets()
@@ -231,8 +244,9 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	cfg.NameGenerator = func(prefix string) string { seq++; return prefix + strconv.Itoa(seq) }
 	cfg.Expectations = expectations.Options{
 		Policy: rapid.SampledFrom([]expectations.ExpiryPolicy{expectations.ExpireAfterTTL, expectations.EvidenceFirst}).Draw(t, "policy"),
-		Caches: podsCache(c.Informer.LastSyncResourceVersion),
 	}
+	cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion // for EvidenceFirst, and the gate
+	cfg.DisableConsistencyGate = !s.gate
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)
@@ -301,12 +315,12 @@ func (s *simState) live() int {
 }
 
 // writeStatus checks the status computed from a sync's result.
-func (s *simState) writeStatus(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+func (s *simState) writeStatus(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 	st := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
 	if int(st.Replicas) != len(res.Active) || st.ReadyReplicas > st.Replicas {
 		s.t.Fatalf("status %+v does not match %d active pods", st, len(res.Active))
 	}
-	return nil
+	return nil, nil // the simulated API holds pods only: nothing to record
 }
 
 // sync is one pass of the controller loop, with the per-sync invariants.
@@ -329,6 +343,16 @@ func (s *simState) sync() {
 	after := s.c.Client.Stats()
 	creates, deletes := after.Creates-before.Creates, after.Deletes-before.Deletes
 	s.syncs++
+	var stale *expectations.StaleCacheError
+	if errors.As(err, &stale) {
+		// deferred until the cache reaches the controller's own
+		// writes; the next sync retries.
+		if !s.gate || creates > 0 || deletes > 0 || len(res.Adopted) > 0 {
+			t.Fatalf("deferred (gate %v) after %d creates, %d deletes, %d adoptions: %v", s.gate, creates, deletes, len(res.Adopted), err)
+		}
+		s.deferred++
+		return
+	}
 	if res.Managed {
 		s.managed++
 	}

@@ -78,9 +78,21 @@ type SyncResult struct {
 // Sync runs one sync of the owner with key "namespace/name" (or "name" for
 // a cluster-scoped owner) in upstream's order (SPEC §10):
 //
+//  0. The consistency gate: while the pods' or the owners' cache
+//     (Config.CacheVersions) is older than the controller's own last write
+//     of that resource for this owner — a pod create or adoption, a status
+//     write — Sync returns an error wrapping *expectations.StaleCacheError
+//     (errors.As finds it; it is not [ErrTerminal]) and reads nothing: not
+//     the owner, not the pods, not the expectations. Return it to the
+//     workqueue, which retries the key with rate limiting, as upstream does.
+//     Once every cache has caught up, the record is dropped and later syncs
+//     pass at no cost until the next write. Each deferral calls
+//     Config.Expectations.Hooks.Deferred (upstream's skip counter, by
+//     resource). Without CacheVersions, or with DisableConsistencyGate, it
+//     never defers.
 //  1. The owner is read from the cache (Owners.Get). NotFound: everything
-//     remembered for it is forgotten and Sync returns a zero
-//     result and nil.
+//     remembered for it is forgotten, its write record too, and
+//     Sync returns a zero result and nil.
 //  2. The expectations are checked, before the pods are read.
 //  3. The owner is described and its selector parsed; an invalid owner or
 //     selector is an [ErrTerminal] error.
@@ -95,6 +107,11 @@ type SyncResult struct {
 //     Config.WriteStatus called.
 //  7. The error is the status write's, else the manage step's, else nil;
 //     only then is the availability requeue offered (RequeueAfter, R-10.8).
+//
+// The controller's writes are recorded for the gate (and for EvidenceFirst)
+// as they happen: every successful pod create and adoption patch under
+// pods, the object WriteStatus returns under Config.Resource; releases and
+// deletes are not.
 //
 // Sync returns one error; errors.Is(err, ErrTerminal) says that retrying
 // cannot help. Two Syncs of the same key must not run at once (a
@@ -121,8 +138,15 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	if err != nil {
 		return SyncResult{}, terminal(err)
 	}
+	if !c.cfg.DisableConsistencyGate {
+		// first, before anything is read from a cache.
+		if err := c.tracker.Ready(key); err != nil {
+			return SyncResult{}, fmt.Errorf("reconcile: owner %s: deferred until the caches reach the controller's own writes: %w", key, err)
+		}
+	}
 	obj, err := c.cfg.Owners.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
+		c.tracker.ClearWrites(key, "")
 		c.forget(key)
 		return SyncResult{}, nil
 	}
@@ -179,8 +203,14 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		templateLabels = o.Template.Labels
 	}
 	res.Counts = status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
-	if err := c.cfg.WriteStatus(ctx, obj, res); err != nil {
+	written, err := c.cfg.WriteStatus(ctx, obj, res)
+	if err != nil {
 		return res, fmt.Errorf("reconcile: owner %s: writing status: %w", key, err)
+	}
+	if c.cfg.Resource.Resource != "" && !isNilValue(written) {
+		if rv := written.GetResourceVersion(); rv != "" {
+			c.tracker.Wrote(key, obj.GetUID(), c.cfg.Resource, rv)
+		}
 	}
 	if res.ManageErr != nil {
 		return res, fmt.Errorf("reconcile: owner %s: %w", key, res.ManageErr)

@@ -173,10 +173,10 @@ func TestSyncClockReadings(t *testing.T) {
 				podtest.Ready(t0.Add(-3*time.Second)))
 			c := newRecController(t, newRecOwners(rs), []*corev1.Pod{p}, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 				cfg.Clock = clock
-				cfg.WriteStatus = func(_ context.Context, _ *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+				cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 					assert.Equal(t, t0, res.Now)
 					clock.Step(tc.write)
-					return nil
+					return rs, nil
 				}
 			})
 			res, err := c.Sync(t.Context(), "default/web")

@@ -223,16 +223,19 @@ func TestReplicaSetStatusRetry(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	write := clientgo.ReplicaSetStatus(cs, statusOptions(), nil)
-	err := write(t.Context(), rs, reconcile.SyncResult{Now: time.Unix(0, 0)})
+	write := clientgo.ReplicaSetStatus(cs, statusOptions())
+	got, err := write(t.Context(), rs, reconcile.SyncResult{Now: time.Unix(0, 0)})
 	assert.True(t, apierrors.IsConflict(err))
+	assert.Nil(t, got)
 	assert.Equal(t, map[string]int{"update/status": 2, "get/": 1}, calls)
 	assert.Zero(t, rs.Status.ObservedGeneration, "the caller's object is not modified")
 
 	zero := int32(0)
 	rs.Status.ObservedGeneration, rs.Status.TerminatingReplicas = 2, &zero
 	clear(calls)
-	require.NoError(t, write(t.Context(), rs, reconcile.SyncResult{Now: time.Unix(0, 0)}))
+	got, err = write(t.Context(), rs, reconcile.SyncResult{Now: time.Unix(0, 0)})
+	require.NoError(t, err)
+	assert.Same(t, rs, got, "nothing to write: the cached object is returned")
 	assert.Empty(t, calls, "nothing to write: no API call (R-8.6)")
 }
 

@@ -3,8 +3,9 @@
 // pod lookups over informer caches ([Owners], [Pods]), informer event
 // handlers that unwrap tombstones and enqueue the owners the Controller names
 // ([Register]), a worker loop over a rate-limited workqueue ([Worker]), and the
-// ReplicaSet status write with its retry ([ReplicaSetStatus]). [ReplicaSets]
-// puts them together for apps/v1 ReplicaSets:
+// ReplicaSet status write with its retry ([ReplicaSetStatus]), and the
+// informers' store versions for the consistency gate ([CacheVersions]).
+// [ReplicaSets] puts them together for apps/v1 ReplicaSets, gate on:
 //
 //	cfg := clientgo.ReplicaSets(client, factory, recorder)
 //	ctrl, err := reconcile.NewController(cfg)

@@ -56,3 +56,17 @@ func ExampleUnwrap() {
 	fmt.Println(ok)
 	// Output: false
 }
+
+// The consistency gate over client-go informers: the stores' versions go
+// into Config.CacheVersions (ReplicaSets does this itself). A sync then
+// waits while a store is older than the controller's own writes.
+func ExampleCacheVersions() {
+	client := fakecluster.New(1, fakecluster.Faults{}).Clientset
+	factory := informers.NewSharedInformerFactory(client, 0)
+	pods, owners := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
+
+	cfg := reconcile.ReplicaSets()
+	cfg.CacheVersions = clientgo.CacheVersions(pods, owners)
+	fmt.Printf("pods cache at %q before the informers start\n", cfg.CacheVersions.Pods())
+	// Output: pods cache at "" before the informers start
+}

@@ -11,17 +11,21 @@ import (
 )
 
 // ReplicaSets returns [reconcile.ReplicaSets] with every client-go piece
-// filled in: owners and pods from factory's informers, [PodControl] over
-// client (recorder may be nil) as Control and Patcher, and
+// filled in: owners and pods from factory's informers, their stores'
+// versions as CacheVersions ([CacheVersions]: the consistency gate is on, as
+// in upstream v1.37; set DisableConsistencyGate to turn it off),
+// [PodControl] over client (recorder may be nil) as Control and Patcher, and
 // [ReplicaSetStatus] as WriteStatus. The tuning fields keep their zero
 // values (upstream's); set them before [reconcile.NewController]. The
 // informers are created in factory, which the caller starts.
 func ReplicaSets(client kubernetes.Interface, factory informers.SharedInformerFactory, recorder record.EventRecorder) reconcile.Config[*appsv1.ReplicaSet] {
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = ReplicaSetOwners(client, factory.Apps().V1().ReplicaSets().Informer())
-	cfg.Pods = Pods{Indexer: factory.Core().V1().Pods().Informer().GetIndexer()}
+	rsInf, podInf := factory.Apps().V1().ReplicaSets().Informer(), factory.Core().V1().Pods().Informer()
+	cfg.Owners = ReplicaSetOwners(client, rsInf)
+	cfg.Pods = Pods{Indexer: podInf.GetIndexer()}
+	cfg.CacheVersions = CacheVersions(podInf, rsInf)
 	pc := PodControl{Client: client, Recorder: recorder}
 	cfg.Control, cfg.Patcher = pc, pc
-	cfg.WriteStatus = ReplicaSetStatus(client, status.Options{}, nil)
+	cfg.WriteStatus = ReplicaSetStatus(client, status.Options{})
 	return cfg
 }

@@ -19,13 +19,16 @@ import (
 // ([status.ForWrite]) and one retry on a freshly read object: at most two
 // UpdateStatus calls and one GET, the GET's error returned if it fails
 // . It never modifies rs (upstream mutates its deep copy).
-// Written, if not nil, is called with the server's object after a
-// successful write.
-func ReplicaSetStatus(client kubernetes.Interface, opts status.Options, written func(*appsv1.ReplicaSet)) func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error {
-	return func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) error {
+//
+// It returns the server's object after a successful write, and rs itself
+// (the same pointer) when nothing needed writing: Sync records either's
+// resourceVersion for the consistency gate, and a caller that
+// wraps it can tell a write from a skip by comparing the pointers.
+func ReplicaSetStatus(client kubernetes.Interface, opts status.Options) func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+	return func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 		newStatus := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, opts)
 		if !status.NeedsUpdate(rs, newStatus) {
-			return nil
+			return rs, nil
 		}
 		toWrite := status.ForWrite(rs, newStatus)
 		rsc := client.AppsV1().ReplicaSets(rs.Namespace)
@@ -35,19 +38,16 @@ func ReplicaSetStatus(client kubernetes.Interface, opts status.Options, written 
 			obj.Status = *toWrite.DeepCopy()
 			updated, err := rsc.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
 			if err == nil {
-				if written != nil {
-					written(updated)
-				}
-				return nil
+				return updated, nil
 			}
 			updateErr = err
 			if attempt == 1 {
 				break
 			}
 			if obj, err = rsc.Get(ctx, rs.Name, metav1.GetOptions{}); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return updateErr
+		return nil, updateErr
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -12,11 +14,21 @@ import (
 )
 
 // NewConfig returns a [reconcile.Config] for owners of type T with the
-// client-side fields filled: Kind (from scheme), Owners ([NewOwners] over c
-// and live), Pods (over c) and Control and Patcher ([PodControl] over c,
-// with recorder, which may be nil). In a manager pass mgr.GetClient(),
-// mgr.GetAPIReader() and mgr.GetScheme(). The caller sets Describe and
-// WriteStatus (and any tuning) before [reconcile.NewController].
+// client-side fields filled: Kind (from scheme), Resource (below), Owners
+// ([NewOwners] over c and live), Pods (over c) and Control and Patcher
+// ([PodControl] over c, with recorder, which may be nil). In a manager pass
+// mgr.GetClient(), mgr.GetAPIReader() and mgr.GetScheme(). The caller sets
+// Describe and WriteStatus (and any tuning) before [reconcile.NewController],
+// and, for read-your-own-writes (the consistency gate), CacheVersions from
+// [CacheVersions].
+//
+// Resource, the owners' group and resource under which the status writes
+// are recorded for the gate, comes from c's RESTMapper; when it cannot map
+// the kind (a fake client's empty mapper, a CRD not installed yet), it is
+// the kind's lower-case plural by apimachinery's rule
+// (meta.UnsafeGuessKindToResource: PodSet → podsets, Policy → policies). It
+// only names the owners' cache in the gate's record and errors, so a wrong
+// guess changes no decision.
 func NewConfig[T reconcile.Object](c client.Client, live client.Reader, scheme *runtime.Scheme, recorder events.EventRecorder) (reconcile.Config[T], error) {
 	owners, err := NewOwners[T](c, live, scheme)
 	if err != nil {
@@ -32,12 +44,25 @@ func NewConfig[T reconcile.Object](c client.Client, live client.Reader, scheme *
 	}
 	pc := PodControl{Client: c, Recorder: recorder}
 	return reconcile.Config[T]{
-		Kind:    gvks[0],
-		Owners:  owners,
-		Pods:    Pods{Reader: c},
-		Control: pc,
-		Patcher: pc,
+		Kind:     gvks[0],
+		Resource: resourceOf(c.RESTMapper(), gvks[0]),
+		Owners:   owners,
+		Pods:     Pods{Reader: c},
+		Control:  pc,
+		Patcher:  pc,
 	}, nil
+}
+
+// resourceOf maps gvk to its group and resource with mapper, or by
+// apimachinery's pluralization rule when mapper cannot.
+func resourceOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) schema.GroupResource {
+	if mapper != nil {
+		if m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			return m.Resource.GroupResource()
+		}
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural.GroupResource()
 }
 
 // newOf returns a new empty T (a pointer type).

@@ -119,7 +119,9 @@ func controller(t *testing.T, c client.Client) *reconcile.Controller[*appsv1.Rep
 	require.NoError(t, err)
 	pc := ctrlruntime.PodControl{Client: c}
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = owners, ctrlruntime.Pods{Reader: c}, pc, pc
-	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) error { return nil }
+	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		return rs, nil
+	}
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	return ctrl

@@ -9,11 +9,18 @@
 //	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), recorder)
 //	cfg.Describe = describe       // owner facts of a PodSet
 //	cfg.WriteStatus = writeStatus // the PodSet status write
+//	cfg.CacheVersions, err = ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache()) // read-your-own-writes
 //	c, err := reconcile.NewController(cfg)
 //	err = ctrlruntime.Register(mgr, "podset", c)
 //
 // Create and delete semantics are those of the client-go adapter (package
 // clientgo): the same events, the same UID precondition on delete.
+//
+// [CacheVersions] reads the versions of the manager's informer caches from
+// the client-go informers behind controller-runtime's cache.Informer
+// interface (which has none of its own), for the consistency gate: a
+// reconcile is deferred while the cache is older than the controller's own
+// writes for that owner.
 //
 // No field index is added: the Controller asks only for a namespace's pods
 // and owners, which the cache's built-in namespace index already serves.

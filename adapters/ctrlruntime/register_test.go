@@ -29,7 +29,9 @@ func TestRegisterBuildsAController(t *testing.T) {
 	cfg.Describe = reconcile.ReplicaSets().Describe
 	cfg.WriteStatus = reconcile.ReplicaSets().WriteStatus
 	if cfg.WriteStatus == nil {
-		cfg.WriteStatus = func(_ context.Context, _ *appsv1.ReplicaSet, _ reconcile.SyncResult) error { return nil }
+		cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+			return rs, nil
+		}
 	}
 	c, err := reconcile.NewController(cfg)
 	require.NoError(t, err)

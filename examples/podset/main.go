@@ -8,15 +8,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"os"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -51,24 +47,9 @@ func main() {
 	}
 	ropts := controller.Options{Recorder: mgr.GetEventRecorder("podset-controller")}
 	if *exact {
-		// The manager's cache hands out client-go shared informers; the
-		// store's resourceVersion only passes a write once the cached client
-		// can read it.
-		inf, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Pod{})
-		if err != nil {
-			log.Error(err, "getting the pod informer")
-			os.Exit(1)
-		}
-		store, ok := inf.(interface{ GetIndexer() toolscache.Indexer })
-		if !ok {
-			log.Error(nil, "the pod informer exposes no store; -exact needs one")
-			os.Exit(1)
-		}
+		// SetupWithManager feeds EvidenceFirst the pod cache's version.
 		ropts.TrackCreations = true
-		ropts.Expectations = expectations.Options{
-			Policy: expectations.EvidenceFirst,
-			Caches: map[schema.GroupResource]func() string{expectations.PodsResource: store.GetIndexer().LastStoreSyncResourceVersion},
-		}
+		ropts.Expectations = expectations.Options{Policy: expectations.EvidenceFirst}
 	}
 	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
 		log.Error(err, "setting up the controller")

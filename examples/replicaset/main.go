@@ -40,6 +40,7 @@ type config struct {
 	disrupt    int
 	minReady   int
 	exact      bool
+	gate       bool
 	workers    int
 	timeout    time.Duration
 	seed       uint64
@@ -75,6 +76,7 @@ Flags:
 	fs.IntVar(&c.disrupt, "disrupt", 5, "pods to delete behind the controller's back at the peak (0: skip, and skip the orphan)")
 	fs.IntVar(&c.minReady, "min-ready-seconds", 1, "spec.minReadySeconds of the ReplicaSet (shows the availability requeue)")
 	fs.BoolVar(&c.exact, "exact", true, "exact expectations: creations tracked by pod key and EvidenceFirst expiry from the pod informer's resourceVersion (false: upstream's counters and 5-minute timeout)")
+	fs.BoolVar(&c.gate, "consistency-gate", true, "defer a sync while the informers are older than the controller's own writes, as upstream v1.37 (false: as upstream's StaleControllerConsistencyReplicaSet=false)")
 	fs.IntVar(&c.workers, "workers", 5, "concurrent sync workers")
 	fs.DurationVar(&c.timeout, "timeout", 50*time.Second, "give up (exit 1) if the scenario has not converged by then")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed for the in-process cluster's names, faults and delays")

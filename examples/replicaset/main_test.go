@@ -55,7 +55,7 @@ func TestFlags(t *testing.T) {
 	var help bytes.Buffer
 	_, err = parseFlags([]string{"-h"}, &help)
 	assert.True(t, errors.Is(err, flag.ErrHelp))
-	for _, f := range []string{"-kubeconfig", "-replicas", "-create-fault", "-delete-fault", "-seed", "-ready-delay", "-exact"} {
+	for _, f := range []string{"-kubeconfig", "-replicas", "-create-fault", "-delete-fault", "-seed", "-ready-delay", "-exact", "-consistency-gate"} {
 		assert.Contains(t, help.String(), f)
 	}
 	assert.Contains(t, help.String(), "--controllers=*,-replicaset-controller")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -35,7 +36,7 @@ type progress struct {
 type counts struct{ desired, current, ready, available, terminating int32 }
 
 type totals struct {
-	syncs, written, skipped, failed, requeues                      int
+	syncs, written, skipped, failed, requeues, deferred            int
 	created, batches, createFailed, notAttempted, retried, existed int
 	deleted, deleteFailed, adopted, released                       int
 	byEvidence, expired                                            int
@@ -105,6 +106,10 @@ func (p *progress) onSync(rep controller.Report) {
 	defer p.mu.Unlock()
 	t := &p.totals
 	t.syncs++
+	if stale := (*expectations.StaleCacheError)(nil); errors.As(rep.Err, &stale) {
+		t.deferred++ // the consistency gate: nothing was read
+		return
+	}
 	if !rep.Found {
 		return
 	}
@@ -318,8 +323,8 @@ func (p *progress) summary(phases []phaseResult, events map[string]int, cl *clus
 	for _, ph := range phases {
 		fmt.Fprintf(w, "  %-52s %7.2fs\n", ph.name, ph.took.Seconds())
 	}
-	fmt.Fprintf(w, "  syncs %d: status written %d, write skipped (R-8.6) %d, failed and retried %d, availability requeues %d\n",
-		t.syncs, t.written, t.skipped, t.failed, t.requeues)
+	fmt.Fprintf(w, "  syncs %d: status written %d, write skipped (R-8.6) %d, failed and retried %d, availability requeues %d, deferred by the consistency gate %d\n",
+		t.syncs, t.written, t.skipped, t.failed, t.requeues, t.deferred)
 	fmt.Fprintf(w, "  pods created %d in %d slow-start batches (%d creates failed, %d not attempted, %d names retried, %d had existed)\n",
 		t.created, t.batches, t.createFailed, t.notAttempted, t.retried, t.existed)
 	fmt.Fprintf(w, "  pods deleted %d (%d deletes failed), adopted %d, released %d\n", t.deleted, t.deleteFailed, t.adopted, t.released)

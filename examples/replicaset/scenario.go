@@ -51,9 +51,10 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(cfg.namespace))
 	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
 	ctrl, err := controller.New(client, rsInf, podInf, controller.Options{
-		Recorder: recorder,
-		Exact:    cfg.exact,
-		OnSync:   prog.onSync,
+		Recorder:               recorder,
+		Exact:                  cfg.exact,
+		DisableConsistencyGate: !cfg.gate,
+		OnSync:                 prog.onSync,
 	})
 	if err != nil {
 		return err

@@ -376,7 +376,7 @@ func newOurSide(t *rapid.T, clk *testingclock.FakeClock) *ourSide {
 	cfg.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
 	pc := clientgo.PodControl{Client: c.client}
 	cfg.Control, cfg.Patcher = pc, pc
-	cfg.WriteStatus = clientgo.ReplicaSetStatus(c.client, status.Options{}, nil)
+	cfg.WriteStatus = clientgo.ReplicaSetStatus(c.client, status.Options{})
 	cfg.Clock = clk
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {

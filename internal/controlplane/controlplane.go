@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/reconcilekit/reconcilekit/internal/controlplane/faultproxy"
 )
 
 // Component names, as used in [Options.ExtraArgs], [ControlPlane.StopComponent]
@@ -108,6 +110,7 @@ type ControlPlane struct {
 	mu      sync.Mutex
 	procs   []*process // in start order
 	started []int      // every pid ever started
+	proxies []*faultproxy.Proxy
 	stopped bool
 }
 
@@ -266,8 +269,13 @@ func (cp *ControlPlane) kubeconfigFor(user string) string {
 }
 
 func (cp *ControlPlane) writeKubeconfig(path, user string) error {
+	return cp.writeKubeconfigFor(path, user, cp.config.Host)
+}
+
+// writeKubeconfigFor writes a kubeconfig for user whose server is server.
+func (cp *ControlPlane) writeKubeconfigFor(path, user, server string) error {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["reconcilekit"] = &clientcmdapi.Cluster{Server: cp.config.Host, CertificateAuthorityData: cp.pki.caCert}
+	cfg.Clusters["reconcilekit"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: cp.pki.caCert}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: cp.tokens[user]}
 	cfg.Contexts["reconcilekit"] = &clientcmdapi.Context{Cluster: "reconcilekit", AuthInfo: user, Namespace: "default"}
 	cfg.CurrentContext = "reconcilekit"
@@ -506,6 +514,9 @@ func (cp *ControlPlane) Stop() error {
 		return nil
 	}
 	cp.stopped = true
+	for _, p := range cp.proxies {
+		_ = p.Close()
+	}
 	for i := len(cp.procs) - 1; i >= 0; i-- {
 		cp.procs[i].stop(cp.opts.StopTimeout)
 	}

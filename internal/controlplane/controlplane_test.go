@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/reconcilekit/reconcilekit/internal/controlplane"
@@ -417,6 +418,17 @@ func TestRestartKubeAPIServer(t *testing.T) {
 	_, err = pods.Create(ctx, testPod("before"), metav1.CreateOptions{})
 	require.NoError(t, err)
 
+	// A client through a fault proxy (no fault set) sees what the others see,
+	// before and after the restart.
+	proxy, kubeconfig, err := cp.FaultProxy(controlplane.AdminUser)
+	require.NoError(t, err)
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	assert.Equal(t, proxy.URL(), rc.Host)
+	viaProxy := kubernetes.NewForConfigOrDie(rc).CoreV1().Pods(metav1.NamespaceDefault)
+	_, err = viaProxy.Get(ctx, "before", metav1.GetOptions{})
+	require.NoError(t, err, "through the proxy")
+
 	require.NoError(t, cp.KillComponent(controlplane.KubeAPIServer))
 	_, err = pods.Get(ctx, "before", metav1.GetOptions{})
 	require.Error(t, err, "kube-apiserver is down")
@@ -424,6 +436,20 @@ func TestRestartKubeAPIServer(t *testing.T) {
 
 	_, err = pods.Get(ctx, "before", metav1.GetOptions{})
 	require.NoError(t, err, "the pod survived in etcd")
+	_, err = viaProxy.Get(ctx, "before", metav1.GetOptions{})
+	require.NoError(t, err, "through the proxy, after the restart")
+	w, err := viaProxy.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=before"})
+	require.NoError(t, err)
+	select { // the pod's ADDED event: a watch without a resourceVersion starts with the current state
+	case ev := <-w.ResultChan():
+		pod, ok := ev.Object.(*corev1.Pod)
+		require.True(t, ok, "event %v", ev)
+		assert.Equal(t, "before", pod.Name)
+	case <-ctx.Done():
+		t.Fatal("no event through the proxy")
+	}
+	w.Stop()
+	assert.Equal(t, int64(1), proxy.Stats().PodWatches)
 	_, err = pods.Create(ctx, testPod("after"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitFor(t, ctx, "pod after Running and Ready", func(ctx context.Context) (bool, error) {

@@ -16,6 +16,9 @@
 //   - [ControlPlane.RequestCounts] reads kube-apiserver's apiserver_request_total;
 //     with [Options.AuditWrites], [ControlPlane.Writes] counts the writes to
 //     pods and ReplicaSets by client from its audit log.
+//   - [ControlPlane.FaultProxy] puts a fault proxy (package faultproxy)
+//     between one client and kube-apiserver: a kubeconfig that points at it,
+//     and faults set at run time, such as a delayed pod watch.
 //   - [ControlPlane.Stop] stops every process it started, by pid, and removes
 //     the data. Children also die with the launcher (Pdeathsig), and a later
 //     Start removes data left by a launcher that was killed.

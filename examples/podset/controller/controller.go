@@ -23,19 +23,25 @@ import (
 
 // Options configure [New]; the zero value is upstream's behaviour.
 type Options struct {
-	Recorder       events.EventRecorder // pod events; nil records none
-	Expectations   expectations.Options // e.g. Policy: expectations.EvidenceFirst
-	TrackCreations bool                 // name pods and expect them by key
-	Clock          reconcile.Clock      // nil: real time
+	Recorder       events.EventRecorder    // pod events; nil records none
+	Expectations   expectations.Options    // e.g. Policy: expectations.EvidenceFirst
+	TrackCreations bool                    // name pods and expect them by key
+	Clock          reconcile.Clock         // nil: real time
+	CacheVersions  reconcile.CacheVersions // the informers' versions: read-your-own-writes (SetupWithManager sets them)
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
 type Controller = reconcile.Controller[*v1alpha1.PodSet]
 
 // SetupWithManager builds the Controller from mgr and registers it there.
-func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
-	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
-	if err != nil {
+// It sets opts.CacheVersions from mgr's cache: a sync waits while the cache
+// is older than the controller's own writes for that PodSet (the
+// consistency gate, as upstream's ReplicaSet controller since v1.36).
+func SetupWithManager(mgr ctrl.Manager, opts Options) (c *Controller, err error) {
+	if opts.CacheVersions, err = ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache()); err != nil {
+		return nil, err
+	}
+	if c, err = New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts); err != nil {
 		return nil, err
 	}
 	return c, ctrlruntime.Register(mgr, "podset", c)
@@ -50,7 +56,7 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	cfg.Expectations, cfg.TrackCreations, cfg.Clock = opts.Expectations, opts.TrackCreations, opts.Clock
+	cfg.Expectations, cfg.TrackCreations, cfg.Clock, cfg.CacheVersions = opts.Expectations, opts.TrackCreations, opts.Clock, opts.CacheVersions
 	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
 		replicas := int32(1)
 		if ps.Spec.Replicas != nil {
@@ -59,16 +65,16 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 		return reconcile.Owner{Replicas: replicas, Template: &ps.Spec.Template,
 			Selector: ps.Spec.Selector, MinReadySeconds: ps.Spec.MinReadySeconds}, nil
 	}
-	cfg.WriteStatus = func(ctx context.Context, ps *v1alpha1.PodSet, res reconcile.SyncResult) error {
+	cfg.WriteStatus = func(ctx context.Context, ps *v1alpha1.PodSet, res reconcile.SyncResult) (*v1alpha1.PodSet, error) {
 		next := ps.DeepCopy()
 		n := res.Counts
 		next.Status.Replicas, next.Status.ReadyReplicas, next.Status.AvailableReplicas = n.Replicas, n.Ready, n.Available
 		next.Status.TerminatingReplicas, next.Status.ObservedGeneration = n.Terminating, ps.Generation
 		next.Status.Conditions, _ = status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
 		if equality.Semantic.DeepEqual(next.Status, ps.Status) {
-			return nil
+			return ps, nil
 		}
-		return c.Status().Update(ctx, next)
+		return next, c.Status().Update(ctx, next) // Update fills in next from the server's answer
 	}
 	return reconcile.NewController(cfg)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -36,6 +35,11 @@ type Options struct {
 	// ExpectationsTTL overrides the 5-minute expectations timeout (tests
 	// use a short one); <= 0 means the default.
 	ExpectationsTTL time.Duration
+	// DisableConsistencyGate turns off the consistency gate, as upstream's
+	// StaleControllerConsistencyReplicaSet=false: by default a sync waits
+	// while the informers' stores are older than the controller's own pod
+	// creates, adoptions and status write for that ReplicaSet.
+	DisableConsistencyGate bool
 	// RateLimiter paces retries of failed syncs; nil means client-go's
 	// default controller rate limiter.
 	RateLimiter workqueue.TypedRateLimiter[string]
@@ -94,17 +98,23 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners = clientgo.ReplicaSetOwners(client, rsInf)
 	cfg.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
+	// The stores' versions, not the reflectors': a version passes only once
+	// the listers can return what was written. They feed the consistency
+	// gate and, with Exact, EvidenceFirst.
+	cfg.CacheVersions, cfg.DisableConsistencyGate = clientgo.CacheVersions(podInf, rsInf), opts.DisableConsistencyGate
 	pc := clientgo.PodControl{Client: client, Recorder: opts.Recorder}
 	cfg.Control, cfg.Patcher = pc, pc
-	cfg.WriteStatus = clientgo.ReplicaSetStatus(client, status.Options{}, func(rs *appsv1.ReplicaSet) {
-		c.written.Store(reconcile.OwnerKey(rs.Namespace, rs.Name), rs)
-	})
+	writeStatus := clientgo.ReplicaSetStatus(client, status.Options{})
+	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		updated, err := writeStatus(ctx, rs, res)
+		if err == nil && updated != rs { // written, not skipped
+			c.written.Store(reconcile.OwnerKey(updated.Namespace, updated.Name), updated)
+		}
+		return updated, err
+	}
 	cfg.BurstReplicas, cfg.Expectations.TTL, cfg.TrackCreations = opts.BurstReplicas, opts.ExpectationsTTL, opts.Exact
 	if opts.Exact {
-		// The store version, not the reflector's: it only passes a write
-		// once the lister can return the written pod.
 		cfg.Expectations.Policy = expectations.EvidenceFirst
-		cfg.Expectations.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: podInf.GetIndexer().LastStoreSyncResourceVersion}
 	}
 	var err error
 	if c.ctrl, err = reconcile.NewController(cfg); err != nil {

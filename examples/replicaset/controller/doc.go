@@ -25,5 +25,11 @@
 // pod informer's store version, instead of waiting for the 5-minute timeout
 // when an event was missed.
 //
+// As upstream v1.37 (StaleControllerConsistencyReplicaSet, R-10.9), a sync
+// is deferred while the pod or ReplicaSet informer's store is older than the
+// controller's own last pod create, adoption or status write for that
+// ReplicaSet: after a long informer lag it cannot act on a cache that misses
+// its own pods. [Options.DisableConsistencyGate] turns that off.
+//
 // The controller does not log; it reports through [Options.OnSync].
 package controller

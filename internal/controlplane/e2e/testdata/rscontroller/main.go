@@ -33,14 +33,17 @@ func main() {
 	namespace := flag.String("namespace", "", "namespace to watch (\"\": all)")
 	exact := flag.Bool("exact", true, "exact expectations")
 	workers := flag.Int("workers", 5, "sync workers")
+	ttl := flag.Duration("expectations-ttl", 0, "expectations timeout (0: upstream's 5 minutes)")
+	gate := flag.Bool("consistency-gate", true, "defer syncs while the informers are older than the controller's own writes (upstream's StaleControllerConsistencyReplicaSet)")
 	flag.Parse()
-	if err := run(*kubeconfig, *namespace, *exact, *workers); err != nil {
+	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
+	if err := run(*kubeconfig, *namespace, *workers, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, exact bool, workers int) error {
+func run(kubeconfig, namespace string, workers int, opts controller.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -59,26 +62,30 @@ func run(kubeconfig, namespace string, exact bool, workers int) error {
 
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
 	var mu sync.Mutex
-	ctrl, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), controller.Options{
-		Recorder: recorder,
-		Exact:    exact,
-		OnSync: func(r controller.Report) {
-			d := r.Sync.Diff
-			if r.Err == nil && !r.Wrote && d == 0 && r.Adopted == 0 && r.Released == 0 {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Printf("sync %s found=%t desired=%d diff=%d adopted=%d released=%d wrote=%t replicas=%d ready=%d available=%d err=%v\n",
-				r.Key, r.Found, r.Desired, d, r.Adopted, r.Released, r.Wrote,
-				r.Status.Replicas, r.Status.ReadyReplicas, r.Status.AvailableReplicas, r.Err)
-		},
-	})
+	opts.Recorder = recorder
+	opts.OnSync = func(r controller.Report) {
+		d := r.Sync.Diff
+		if r.Err == nil && !r.Wrote && d == 0 && r.Adopted == 0 && r.Released == 0 {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Printf("sync %s found=%t desired=%d diff=%d adopted=%d released=%d wrote=%t replicas=%d ready=%d available=%d err=%v\n",
+			r.Key, r.Found, r.Desired, d, r.Adopted, r.Released, r.Wrote,
+			r.Status.Replicas, r.Status.ReadyReplicas, r.Status.AvailableReplicas, r.Err)
+	}
+	ctrl, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), opts)
 	if err != nil {
 		return err
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	fmt.Println("rscontroller: running")
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("the %v cache did not sync", typ)
+		}
+	}
+	fmt.Println("rscontroller: caches synced")
 	return ctrl.Run(ctx, workers)
 }

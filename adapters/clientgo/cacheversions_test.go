@@ -1,0 +1,72 @@
+package clientgo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
+)
+
+// CacheVersions reads the informers' stores: "" before they have synced
+// anything, then the version of the latest write they applied, so that the
+// consistency gate compares the controller's writes with what the
+// listers can return.
+func TestCacheVersions(t *testing.T) {
+	cl := fakecluster.New(1, fakecluster.Faults{})
+	factory := informers.NewSharedInformerFactory(cl.Clientset, 0)
+	pods, owners := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
+	cv := clientgo.CacheVersions(pods, owners)
+	require.NotNil(t, cv.Pods)
+	require.NotNil(t, cv.Owners)
+	assert.Empty(t, cv.Pods(), "nothing synced yet")
+	assert.Empty(t, cv.Owners())
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer factory.Shutdown()
+	defer cancel()
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	rs, err := cl.Clientset.AppsV1().ReplicaSets(ns).Create(ctx, replicaSet("web", 1), metav1.CreateOptions{})
+	require.NoError(t, err)
+	p, err := cl.Clientset.CoreV1().Pods(ns).Create(ctx, podLike("web-1", rs), metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, func() bool { return cv.Pods() == p.ResourceVersion }, "the pod store reaches the pod's create")
+	eventually(t, func() bool { return cv.Owners() == rs.ResourceVersion }, "the ReplicaSet store reaches its create")
+	_, ok, _ := pods.GetIndexer().GetByKey(ns + "/web-1")
+	assert.True(t, ok, "the version has passed: the lister returns the pod")
+}
+
+// A nil informer gives a nil func: that cache never holds a sync back.
+func TestCacheVersionsNilInformers(t *testing.T) {
+	cv := clientgo.CacheVersions(nil, nil)
+	assert.Nil(t, cv.Pods)
+	assert.Nil(t, cv.Owners)
+}
+
+// ReplicaSets wires the gate as upstream v1.37 has it: on, with both
+// stores' versions, status writes recorded under apps/replicasets.
+func TestReplicaSetsWiresTheGate(t *testing.T) {
+	cl := fakecluster.New(1, fakecluster.Faults{})
+	factory := informers.NewSharedInformerFactory(cl.Clientset, 0)
+	cfg := clientgo.ReplicaSets(cl.Clientset, factory, nil)
+	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, cfg.Resource)
+	assert.NotNil(t, cfg.CacheVersions.Pods)
+	assert.NotNil(t, cfg.CacheVersions.Owners)
+	assert.False(t, cfg.DisableConsistencyGate)
+}
+
+func podLike(name string, rs *appsv1.ReplicaSet) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: rs.Spec.Template.Labels},
+		Spec:       rs.Spec.Template.Spec,
+	}
+}

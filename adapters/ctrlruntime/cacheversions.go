@@ -1,0 +1,74 @@
+package ctrlruntime
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// CacheVersions returns the [reconcile.CacheVersions] of a controller for
+// owners of type T that reads pods and owners through informers (in a
+// manager: mgr.GetCache()): each func is the informer store's
+// LastStoreSyncResourceVersion, the version of the latest list, event or
+// bookmark the cache has applied. Set it as Config.CacheVersions to give the
+// reconciler read-your-own-writes: the consistency gate defers a
+// sync while the cache is older than the controller's own pod creates,
+// adoptions or status write for that owner, and the EvidenceFirst policy
+// gets the pods' version.
+//
+// controller-runtime's cache.Informer interface has no resource version,
+// but its default cache (cache.New, what a manager builds) hands out
+// client-go SharedIndexInformers, whose store has one; CacheVersions asserts
+// that. It returns an error naming the informer's type when the cache does
+// not: a cache restricted to namespaces (cache.Options.DefaultNamespaces,
+// or ByObject[…].Namespaces for pods or T) keeps one informer per namespace
+// behind a wrapper that exposes no store, and informertest.FakeInformers
+// have none either. Leave Config.CacheVersions unset then (no gate, as
+// upstream before 1.36), or build the controller on a cache over all
+// namespaces.
+//
+// It gets (or creates) the two informers without waiting for them to sync;
+// creating one asks the API server's discovery for the kind, as the manager
+// does when it starts. The funcs are safe for concurrent use.
+func CacheVersions[T reconcile.Object](informers cache.Informers) (reconcile.CacheVersions, error) {
+	if informers == nil {
+		return reconcile.CacheVersions{}, fmt.Errorf("ctrlruntime: CacheVersions: nil informers")
+	}
+	owner, err := newOf[T]()
+	if err != nil {
+		return reconcile.CacheVersions{}, err
+	}
+	pods, err := storeVersion(informers, &corev1.Pod{})
+	if err != nil {
+		return reconcile.CacheVersions{}, err
+	}
+	owners, err := storeVersion(informers, owner)
+	if err != nil {
+		return reconcile.CacheVersions{}, err
+	}
+	return reconcile.CacheVersions{Pods: pods, Owners: owners}, nil
+}
+
+// storeVersion returns the store version func of obj's informer.
+func storeVersion(informers cache.Informers, obj client.Object) (func() string, error) {
+	inf, err := informers.GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T: %w", obj, err)
+	}
+	withStore, ok := inf.(interface{ GetStore() toolscache.Store })
+	if !ok {
+		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T is a %T, not a client-go SharedIndexInformer: "+
+			"it exposes no store to read its resourceVersion from (a cache restricted to namespaces wraps one informer per namespace)", obj, inf)
+	}
+	store := withStore.GetStore()
+	if store == nil {
+		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T (a %T) has no store", obj, inf)
+	}
+	return store.LastStoreSyncResourceVersion, nil
+}

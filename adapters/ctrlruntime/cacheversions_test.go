@@ -1,0 +1,109 @@
+package ctrlruntime_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+)
+
+// newCache is controller-runtime's default cache, as a manager builds it,
+// never started: its informers exist but list and watch nothing. A fixed
+// RESTMapper keeps it off the network.
+func newCache(t *testing.T, opts cache.Options) cache.Cache {
+	t.Helper()
+	opts.Scheme, opts.Mapper = scheme(t), mapper()
+	c, err := cache.New(&rest.Config{Host: "https://127.0.0.1:1"}, opts)
+	require.NoError(t, err)
+	return c
+}
+
+func mapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
+	m.Add(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), meta.RESTScopeNamespace)
+	return m
+}
+
+// storeOf returns the client-go store behind obj's informer in c.
+func storeOf(t *testing.T, c cache.Cache, obj client.Object) toolscache.Store {
+	t.Helper()
+	inf, err := c.GetInformer(t.Context(), obj)
+	require.NoError(t, err)
+	sii, ok := inf.(toolscache.SharedIndexInformer)
+	require.True(t, ok, "controller-runtime's default cache hands out %T", inf)
+	return sii.GetStore()
+}
+
+// The default cache hands out client-go SharedIndexInformers: CacheVersions
+// reads their stores, the cache versions the consistency gate compares the
+// controller's writes with; "" until a store holds a version.
+func TestCacheVersionsFromTheDefaultCache(t *testing.T) {
+	c := newCache(t, cache.Options{})
+	cv, err := ctrlruntime.CacheVersions[*appsv1.ReplicaSet](c)
+	require.NoError(t, err)
+	require.NotNil(t, cv.Pods)
+	require.NotNil(t, cv.Owners)
+	assert.Empty(t, cv.Pods())
+	assert.Empty(t, cv.Owners())
+
+	// What a watch bookmark does to a running informer's store.
+	storeOf(t, c, &corev1.Pod{}).Bookmark("41")
+	storeOf(t, c, &appsv1.ReplicaSet{}).Bookmark("7")
+	assert.Equal(t, "41", cv.Pods())
+	assert.Equal(t, "7", cv.Owners())
+}
+
+// A cache restricted to namespaces wraps one informer per namespace and
+// exposes no store; the fake informers have none: CacheVersions says so.
+func TestCacheVersionsNeedsClientGoInformers(t *testing.T) {
+	for name, c := range map[string]cache.Informers{
+		"namespaces": newCache(t, cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}, "b": {}}}),
+		"pods in one namespace": newCache(t, cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Namespaces: map[string]cache.Config{"a": {}}},
+		}}),
+		"informertest": &informertest.FakeInformers{Scheme: scheme(t)},
+	} {
+		_, err := ctrlruntime.CacheVersions[*appsv1.ReplicaSet](c)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "ctrlruntime: CacheVersions: the informer of *v1.Pod", name)
+	}
+	_, err := ctrlruntime.CacheVersions[*appsv1.ReplicaSet](newCache(t, cache.Options{
+		ByObject: map[client.Object]cache.ByObject{&appsv1.ReplicaSet{}: {Namespaces: map[string]cache.Config{"a": {}}}},
+	}))
+	assert.ErrorContains(t, err, "the informer of *v1.ReplicaSet is a", "the owners' informer")
+	_, err = ctrlruntime.CacheVersions[*appsv1.ReplicaSet](nil)
+	assert.ErrorContains(t, err, "ctrlruntime: CacheVersions: nil informers")
+	_, err = ctrlruntime.CacheVersions[*corev1.Namespace](newCache(t, cache.Options{}))
+	assert.ErrorContains(t, err, "ctrlruntime: CacheVersions: the informer of *v1.Namespace", "a kind the RESTMapper does not know")
+}
+
+// NewConfig names the owners' resource from the client's RESTMapper, or by
+// apimachinery's pluralization when the mapper does not know the kind.
+func TestNewConfigResource(t *testing.T) {
+	s := scheme(t)
+	c := fake.NewClientBuilder().WithScheme(s).Build() // an empty RESTMapper
+	guessed, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, s, nil)
+	require.NoError(t, err)
+	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, guessed.Resource)
+
+	m := meta.NewDefaultRESTMapper(nil)
+	m.AddSpecific(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), appsv1.SchemeGroupVersion.WithResource("rsets"),
+		appsv1.SchemeGroupVersion.WithResource("rset"), meta.RESTScopeNamespace)
+	c = fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
+	mapped, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, s, nil)
+	require.NoError(t, err)
+	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "rsets"}, mapped.Resource, "the mapper's answer wins")
+}

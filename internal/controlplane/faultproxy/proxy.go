@@ -1,0 +1,331 @@
+package faultproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Options configure [Start].
+type Options struct {
+	// Upstream is kube-apiserver's base URL, e.g. https://127.0.0.1:6443;
+	// required.
+	Upstream *url.URL
+	// UpstreamTLS configures the connection to Upstream (RootCAs: the
+	// cluster's CA); nil means Go's defaults (system roots). The client's
+	// own credentials (its Authorization header) are passed through.
+	UpstreamTLS *tls.Config
+	// Certificate is what the proxy serves to its client; required. The
+	// client must trust it for 127.0.0.1 (kube-apiserver's own serving
+	// certificate does, when it lists 127.0.0.1).
+	Certificate tls.Certificate
+	// Clock times the delays; nil means real time.
+	Clock clock.Clock
+	// ErrorLog receives the proxy's errors (an unreachable upstream, a
+	// stream cut short); nil discards them.
+	ErrorLog io.Writer
+}
+
+// Stats counts what the proxy has served since [Start].
+type Stats struct {
+	// Requests is every request received.
+	Requests int64
+	// PodWatches is the pod watch requests among them (those the delay
+	// applies to).
+	PodWatches int64
+	// PodWatchBytesIn is the bytes of pod watch responses received from
+	// the API server, PodWatchBytesOut those handed on to the client; the
+	// difference is what the delay holds back.
+	PodWatchBytesIn, PodWatchBytesOut int64
+}
+
+// Proxy is a running fault proxy made by [Start]. Its methods are safe for
+// concurrent use. The caller must call [Proxy.Close].
+type Proxy struct {
+	url       string
+	clock     clock.Clock
+	server    *http.Server
+	transport *http.Transport
+	closing   chan struct{} // closed by Close: every delayed read gives up
+	served    chan struct{} // closed when server.Serve has returned
+
+	requests, podWatches, bytesIn, bytesOut atomic.Int64
+
+	mu sync.Mutex
+	// delay is the pod watch delay; changed is closed (and replaced) when
+	// it changes, waking every delayed read to re-time its bytes.
+	delay   time.Duration
+	changed chan struct{}
+	closed  bool
+	// active counts the handlers and watch readers running, so that Close
+	// can wait for them; Add happens under mu while !closed.
+	active sync.WaitGroup
+	// upstreamConns are the open connections to the API server, which
+	// Close closes (the transport only closes idle ones).
+	upstreamConns map[*upstreamConn]struct{}
+}
+
+// upstreamConn is a connection to the API server that leaves
+// Proxy.upstreamConns when closed.
+type upstreamConn struct {
+	net.Conn
+	p    *Proxy
+	once sync.Once
+}
+
+func (c *upstreamConn) Close() error {
+	c.once.Do(func() {
+		c.p.mu.Lock()
+		delete(c.p.upstreamConns, c)
+		c.p.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// dial opens a connection to the API server, tracked until it is closed.
+func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &upstreamConn{Conn: conn, p: p}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		conn.Close()
+		return nil, errClosed
+	}
+	p.upstreamConns[c] = struct{}{}
+	return c, nil
+}
+
+// Start starts a proxy on 127.0.0.1 with a free port in front of
+// opts.Upstream, with no fault injected. It starts the server's goroutine;
+// [Proxy.Close] stops it.
+func Start(opts Options) (*Proxy, error) {
+	if opts.Upstream == nil || opts.Upstream.Scheme == "" || opts.Upstream.Host == "" {
+		return nil, errors.New("faultproxy: Options.Upstream must be an absolute URL")
+	}
+	if len(opts.Certificate.Certificate) == 0 {
+		return nil, errors.New("faultproxy: Options.Certificate is required")
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	errLog := opts.ErrorLog
+	if errLog == nil {
+		errLog = io.Discard
+	}
+	var upstreamTLS *tls.Config
+	if opts.UpstreamTLS != nil {
+		upstreamTLS = opts.UpstreamTLS.Clone()
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("faultproxy: %w", err)
+	}
+	p := &Proxy{
+		url:           "https://" + l.Addr().String(),
+		clock:         clk,
+		closing:       make(chan struct{}),
+		served:        make(chan struct{}),
+		changed:       make(chan struct{}),
+		upstreamConns: map[*upstreamConn]struct{}{},
+	}
+	p.transport = &http.Transport{
+		Proxy:               nil, // never an HTTP(S)_PROXY from the environment
+		DialContext:         p.dial,
+		TLSClientConfig:     upstreamTLS,
+		ForceAttemptHTTP2:   true,
+		DisableCompression:  true, // pass Accept-Encoding and bodies through as they are
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	upstream := *opts.Upstream
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(&upstream)
+			// Rewrite drops these from the outbound request; put back
+			// what the client sent, so that nothing is altered.
+			for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+				if v, ok := r.In.Header[h]; ok {
+					r.Out.Header[h] = v
+				}
+			}
+		},
+		Transport:      p.transport,
+		FlushInterval:  -1, // flush after every write: watches must never wait in a buffer
+		ModifyResponse: p.modifyResponse,
+		ErrorLog:       log.New(errLog, "faultproxy: ", 0),
+	}
+	p.server = &http.Server{
+		Handler:           p.track(rp),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{opts.Certificate}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          log.New(errLog, "faultproxy: ", 0),
+	}
+	go func() {
+		defer close(p.served)
+		// ServeTLS adds h2 to the TLS config: HTTP/2 and HTTP/1.1 clients.
+		_ = p.server.ServeTLS(l, "", "")
+	}()
+	return p, nil
+}
+
+// URL is the proxy's base URL, https://127.0.0.1:port: the server of the
+// client's kubeconfig.
+func (p *Proxy) URL() string { return p.url }
+
+// SetPodWatchDelay sets the pod watch delay; d <= 0 means none. It applies
+// at once to the bytes already buffered: each is released d after it
+// arrived from the API server (at once if that time has passed), in order.
+func (p *Proxy) SetPodWatchDelay(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d == p.delay {
+		return
+	}
+	p.delay = d
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// PodWatchDelay returns the current pod watch delay.
+func (p *Proxy) PodWatchDelay() time.Duration {
+	d, _ := p.delayState()
+	return d
+}
+
+func (p *Proxy) delayState() (time.Duration, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay, p.changed
+}
+
+// Stats returns the request counts so far.
+func (p *Proxy) Stats() Stats {
+	return Stats{Requests: p.requests.Load(), PodWatches: p.podWatches.Load(),
+		PodWatchBytesIn: p.bytesIn.Load(), PodWatchBytesOut: p.bytesOut.Load()}
+}
+
+// Close stops the proxy: it closes the listener and every client
+// connection, ends every open request (buffered watch bytes are dropped) and
+// returns when every goroutine the proxy started has returned. It is
+// idempotent.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.closing)
+	p.mu.Unlock()
+	err := p.server.Close()
+	<-p.served
+	p.active.Wait()
+	p.transport.CloseIdleConnections()
+	p.mu.Lock()
+	conns := make([]*upstreamConn, 0, len(p.upstreamConns))
+	for c := range p.upstreamConns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("faultproxy: %w", err)
+	}
+	return nil
+}
+
+// enter registers a running handler or reader; false once Close has begun.
+func (p *Proxy) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.active.Add(1)
+	return true
+}
+
+// track counts the requests and lets Close wait for their handlers.
+func (p *Proxy) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !p.enter() {
+			http.Error(w, "faultproxy: closed", http.StatusServiceUnavailable)
+			return
+		}
+		defer p.active.Done()
+		p.requests.Add(1)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	if _, ok := resp.Header["Content-Type"]; !ok {
+		// Keep the server from sniffing and adding one.
+		resp.Header["Content-Type"] = nil
+	}
+	if !IsPodWatch(resp.Request) {
+		return nil
+	}
+	p.podWatches.Add(1)
+	if !p.enter() {
+		return errors.New("closed")
+	}
+	resp.Body = p.delayBody(resp.Request.Context(), resp.Body)
+	return nil
+}
+
+// IsPodWatch reports whether r is a pod watch: a GET of the core group's
+// pods, cluster-wide or in one namespace, with watch=true (or 1), or the
+// same under the deprecated /api/v1/watch/ prefix. A watch of one named pod
+// (…/pods/name) is not one, nor is a subresource.
+func IsPodWatch(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) < 3 || parts[0] != "api" || parts[1] != "v1" {
+		return false
+	}
+	parts = parts[2:]
+	watchPrefix := parts[0] == "watch"
+	if watchPrefix {
+		parts = parts[1:]
+	}
+	isPods := (len(parts) == 1 && parts[0] == "pods") ||
+		(len(parts) == 3 && parts[0] == "namespaces" && parts[1] != "" && parts[2] == "pods")
+	if !isPods {
+		return false
+	}
+	if watchPrefix {
+		return true
+	}
+	switch r.URL.Query().Get("watch") {
+	case "true", "1":
+		return true
+	}
+	return false
+}
