@@ -3,6 +3,7 @@ package podrank_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -89,11 +90,12 @@ func genPodsReady(n, notReadyOneIn int) (pods, related []*corev1.Pod) {
 	return pods, related
 }
 
-// benchKs is {1, 500, n/2} without values above n and without repeats.
+// benchKs is {1, 10, 100, 500, n/2} without values from n up and without
+// repeats.
 func benchKs(n int) []int {
 	var ks []int
-	for _, k := range []int{1, 500, n / 2} {
-		if k >= 1 && k <= n && (len(ks) == 0 || ks[len(ks)-1] != k) {
+	for _, k := range []int{1, 10, 100, 500, n / 2} {
+		if k < n && !slices.Contains(ks, k) {
 			ks = append(ks, k)
 		}
 	}

@@ -1,6 +1,7 @@
 package podrank
 
 import (
+	"cmp"
 	"math"
 	"strings"
 	"time"
@@ -71,183 +72,92 @@ func Compare(a, b Ranked, opts Options) int {
 	case b.Pod == nil:
 		return 1
 	}
-	pods := [2]*corev1.Pod{a.Pod, b.Pod}
-	c := newConfig(opts, pods[:])
-	ka, kb := c.key(0, a.Rank), c.key(1, b.Rank)
-	return c.compare(&ka, &kb)
+	o := newOrder(opts)
+	ka, kb := o.key(a.Pod, a.Rank), o.key(b.Pod, b.Rank)
+	return o.compare(&ka, &kb)
 }
 
-// config is Options resolved once per call, and the pods keys point into.
-type config struct {
-	pods    []*corev1.Pod
-	now     time.Time
-	nowSec  int64 // now as instant returns it
-	nowNsec int32
-	nowMono bool
-	nowSane bool // nowSec ± 2^32 cannot overflow
-	cost    bool // applies
-	log     bool // buckets apply (gate on and Now set)
+// order is Options resolved once per call.
+type order struct {
+	now  time.Time
+	cost bool // applies
+	log  bool // the buckets apply: the gate is on and Now is set
 }
 
-func newConfig(opts Options, pods []*corev1.Pod) config {
-	c := config{
-		pods:    pods,
-		now:     opts.Now,
-		nowMono: hasMono(opts.Now),
-		cost:    !opts.DisableDeletionCost,
-		log:     !opts.DisableLogarithmicScaleDown && !opts.Now.IsZero(),
+func newOrder(opts Options) order {
+	return order{
+		now:  opts.Now,
+		cost: !opts.DisableDeletionCost,
+		log:  !opts.DisableLogarithmicScaleDown && !opts.Now.IsZero(),
 	}
-	c.nowSec, c.nowNsec = instant(opts.Now)
-	c.nowSane = -1<<62 < c.nowSec && c.nowSec < 1<<62
-	return c
 }
 
-// key is everything the order reads from one pod, computed at most once:
-// 64 bytes without pointers, so a slice of keys is compact and not scanned
-// by the garbage collector.
+// key is what the order reads from one pod, read at most once, so that
+// ranking many pods does not scan the conditions, look up and parse the
+// annotation or take logarithms on every comparison, as upstream does.
 //
-// The first steps are packed into head so that most
-// comparisons end with one integer comparison; lower sorts first. Times
-// are kept as the (seconds since year 1, nanoseconds) pair that
-// time.Time.Equal and After compare, except that two times which both
-// carry a monotonic clock reading are compared by the time package itself
-// (see compareInstants), so the order is exactly time.Time's.
+// It is read in three stages, so that a pod can be passed over as soon as
+// what is known of it puts it out of contention (see order.first): head
+// reads, fill adds, and tail reads the restart
+// counts and creation time only when a comparison gets that far. Few do:
+// ready pods rarely share a ready time.
 type key struct {
-	head          uint64
-	rank          int64
-	readySec      int64 // ready pods only
-	createdSec    int64
-	uid           uint64 // the UID's first 8 bytes, see uidPrefix
-	readyNsec     int32
-	createdNsec   int32
-	regular       int32 // this and the created fields are filled by tail
-	sidecar       int32
-	pos           int32 // index of the pod in config.pods
-	readyBucket   int8  // valid when config.log and the time is not zero
-	createdBucket int8
-	flags         uint8
+	pod         *corev1.Pod
+	readyAt     time.Time // zero unless ready
+	rank        int
+	cost        int32     // 0 when the step is disabled
+	phase       int8
+	scheduled   bool
+	ready       bool
+	readyBucket int8      // for readyAt, if order.log and ready
+
+	tailRead                  bool // the fields below are set
+	createdBucket             int8 // for the creation time, if order.log
+	restarts, sidecarRestarts int32
 }
 
-const (
-	scheduledBit = 1 << 63 // unscheduled (0) first
-	phaseShift   = 61      // two bits of phase ordinal
-	readyShift   = 60      // not ready (0) first
-	readyBit     = 1 << readyShift
-	costShift    = 28               // bits 28–59, the cost with its sign bit flipped
-	rankMask     = 1<<costShift - 1 // bits 0–27, rankMask − rank clamped to [0, rankMask]
-
-	readyMono   = 1 << 0 // the ready time carries a monotonic clock reading
-	createdMono = 1 << 1
-	tailDone    = 1 << 2 // the fields from regular on are filled, see tail
-)
-
-// unixToInternal converts Unix seconds to seconds since January 1, year 1,
-// the count time.Time compares; the arithmetic wraps as the time
-// package's own does, so the conversion is exact for every time.Time.
-const unixToInternal = (1969*365 + 1969/4 - 1969/100 + 1969/400) * 86400
-
-// key reads what the first six steps need from c.pods[i], once: its node,
-// phase, conditions, cost annotation and UID. tail reads the rest.
-//
-// It is built in three stages (keyHead, setCost, setRank) because a
-// selection can often reject a pod after the first or the second, without
-// reading the rest, then, then and the ready
-// bucket.
-func (c *config) key(i int, rank int) key {
-	var k key
-	c.keyHead(&k, i)
-	c.setCost(&k)
-	c.setRank(&k, rank)
+// head reads the first steps of p's key, R-6.1–.
+func head(p *corev1.Pod) key {
+	k := key{pod: p, scheduled: p.Spec.NodeName != "", phase: phaseOrdinal(p.Status.Phase)}
+	if rc := podutil.ReadyCondition(p); rc != nil && rc.Status == corev1.ConditionTrue {
+		k.ready = true
+		k.readyAt = rc.LastTransitionTime.Time
+	}
 	return k
 }
 
-// keyHead sets the zero key k to in head and the ready time
-// of c.pods[i].
-func (c *config) keyHead(k *key, i int) {
-	p := c.pods[i]
-	k.pos = int32(i)
-	if p.Spec.NodeName != "" {
-		k.head |= scheduledBit
+// fill adds to a key from head.
+func (o *order) fill(k *key, rank int) {
+	if o.cost {
+		k.cost, _ = DeletionCost(k.pod) // invalid means 0
 	}
-	k.head |= phaseOrdinal(p.Status.Phase) << phaseShift
-	// only the first Ready condition counts, and a ready
-	// pod's ready time is that condition's transition time.
-	if rc := podutil.ReadyCondition(p); rc != nil && rc.Status == corev1.ConditionTrue {
-		k.head |= readyBit
-		t := rc.LastTransitionTime.Time
-		k.readySec, k.readyNsec = instant(t)
-		if hasMono(t) {
-			k.flags |= readyMono
-		}
+	k.rank = rank
+	if o.log && k.ready {
+		k.readyBucket = logBucket(o.now, k.readyAt)
 	}
 }
 
-// setCost adds to a key from keyHead.
-func (c *config) setCost(k *key) {
-	if !c.cost {
+// key reads p's key with rank rank, but for its tail.
+func (o *order) key(p *corev1.Pod, rank int) key {
+	k := head(p)
+	o.fill(&k, rank)
+	return k
+}
+
+// tail reads the rest of k, R-6.7 and, on first use.
+func (o *order) tail(k *key) {
+	if k.tailRead {
 		return
 	}
-	var cost int32
-	if v, ok := c.pods[k.pos].Annotations[DeletionCostAnnotation]; ok {
-		cost, _ = costValue(v) // invalid means 0
-	}
-	k.head |= uint64(uint32(cost)^(1<<31)) << costShift
-}
-
-// setRank completes a key from setCost, the ready bucket and the
-// UID.
-func (c *config) setRank(k *key, rank int) {
-	p := c.pods[k.pos]
-	k.rank = int64(rank)
-	k.head |= rankMask - uint64(min(max(rank, 0), rankMask))
-	k.uid = uidPrefix(string(p.UID))
-	if k.head&readyBit != 0 && c.log && (k.readySec != 0 || k.readyNsec != 0) {
-		d, ok := c.delta(k.readySec, k.readyNsec, k.flags&readyMono != 0)
-		if !ok {
-			d = c.now.Sub(podutil.ReadyTime(p))
-		}
-		k.readyBucket = logBucket(d)
+	k.tailRead = true
+	k.restarts, k.sidecarRestarts = podutil.MaxRestarts(k.pod)
+	if o.log {
+		k.createdBucket = logBucket(o.now, k.pod.CreationTimestamp.Time)
 	}
 }
-
-// tail fills the fields of on first use. Few comparisons
-// get that far (most end at the head, the rank or the ready time), and
-// reading the container statuses of every pod up front would make the
-// key pass a quarter slower; each pod is still read at most once.
-func (c *config) tail(k *key) {
-	if k.flags&tailDone != 0 {
-		return
-	}
-	p := c.pods[k.pos]
-	k.regular, k.sidecar = podutil.MaxRestarts(p)
-	t := p.CreationTimestamp.Time
-	k.createdSec, k.createdNsec = instant(t)
-	mono := hasMono(t)
-	if mono {
-		k.flags |= createdMono
-	}
-	if c.log && !t.IsZero() {
-		d, ok := c.delta(k.createdSec, k.createdNsec, mono)
-		if !ok {
-			d = c.now.Sub(t)
-		}
-		k.createdBucket = logBucket(d)
-	}
-	k.flags |= tailDone
-}
-
-// instant returns what time.Time compares when monotonic readings are
-// not involved.
-func instant(t time.Time) (sec int64, nsec int32) {
-	return t.Unix() + unixToInternal, int32(t.Nanosecond())
-}
-
-// hasMono reports whether t carries a monotonic clock reading, which
-// Round(0) strips.
-func hasMono(t time.Time) bool { return t != t.Round(0) }
 
 // phaseOrdinal is: Pending 0, Unknown 1, Running 2, anything else 0.
-func phaseOrdinal(ph corev1.PodPhase) uint64 {
+func phaseOrdinal(ph corev1.PodPhase) int8 {
 	switch ph {
 	case corev1.PodUnknown:
 		return 1
@@ -258,163 +168,92 @@ func phaseOrdinal(ph corev1.PodPhase) uint64 {
 	}
 }
 
-// delta is Now.Sub(t) for the instant (sec, nsec) of a time t that
-// carries a monotonic reading if mono, without Sub's overflow checks. It
-// applies when Sub compares wall clocks (not both monotonic readings) and
-// they lie within 2^32 s of each other, so that nothing can overflow;
-// otherwise ok is false and the caller must call Sub.
-func (c *config) delta(sec int64, nsec int32, mono bool) (d time.Duration, ok bool) {
-	if !(mono && c.nowMono) && c.nowSane && c.nowSec-1<<32 < sec && sec < c.nowSec+1<<32 {
-		return time.Duration(c.nowSec-sec)*time.Second + time.Duration(c.nowNsec-nsec), true
-	}
-	return 0, false
-}
-
-// logBucket is for d = Now − t: ⌊log2(d)⌋ computed through float64
-// exactly as upstream does (so a duration just below 2^k may round up into
-// bucket k), and −1 when t is at or after Now.
-func logBucket(d time.Duration) int8 {
+// logBucket is: int(math.Log2(float64(now − t))) as upstream
+// computes it (so a duration just below 2^k may round up into bucket k),
+// and −1 when t is at or after now.
+func logBucket(now, t time.Time) int8 {
+	d := now.Sub(t)
 	if d <= 0 {
 		return -1
 	}
-	// math.Log2 returns e + log(f)/ln 2 for float64(d) = f·2^e with f in
-	// [0.5, 1); the second term lies in [−1, 0), so the truncated result
-	// is e−1 unless that term is so close to 0 that the sum rounds up to e.
-	// That needs f within about 2^-46 of 1: only then is the (much
-	// slower) logarithm worth taking.
+	// For float64(d) = f·2^e with f in [0.5, 1), math.Log2 returns e−1
+	// plus log2(2f), which lies in [0, 1) and truncates away, unless f is
+	// so close to 1 that the sum rounds up to e. Only then is the slow
+	// logarithm needed (TestPropertyLogBucketMatchesFloat64 checks this).
 	if f, e := math.Frexp(float64(d)); f < 1-1.0/(1<<30) {
 		return int8(e - 1)
 	}
 	return int8(math.Log2(float64(d)))
 }
 
-// compare is Compare on keys built by the same config.
-func (c *config) compare(a, b *key) int {
-	if a.head != b.head {
-		if a.head < b.head {
-			return -1
-		}
-		return 1
-	}
-	if a.rank != b.rank { // beyond the packed range: higher first
-		if a.rank > b.rank {
-			return -1
-		}
-		return 1
-	}
-	// equal heads mean both or neither are ready. Once the ready
-	// times differ, this step decides, even when it answers "equal".
-	if a.head&readyBit != 0 {
-		if r, differ := c.compareInstants(a, b, true); differ {
-			return c.compareTimes(r, a.readyBucket, b.readyBucket, a, b)
-		}
-	}
-	c.tail(a)
-	c.tail(b)
-	if a.regular != b.regular { // more restarts first
-		if a.regular > b.regular {
-			return -1
-		}
-		return 1
-	}
-	if a.sidecar != b.sidecar {
-		if a.sidecar > b.sidecar {
-			return -1
-		}
-		return 1
-	}
-	if r, differ := c.compareInstants(a, b, false); differ {
-		return c.compareTimes(r, a.createdBucket, b.createdBucket, a, b)
+// compareHead compares the first steps, R-6.1–, of two keys.
+func compareHead(a, b *key) int {
+	switch {
+	case a.scheduled != b.scheduled: // unscheduled first
+		return boolFirst(!a.scheduled)
+	case a.phase != b.phase:
+		return cmp.Compare(a.phase, b.phase)
+	case a.ready != b.ready: // not ready first
+		return boolFirst(!a.ready)
 	}
 	return 0
 }
 
-// instantOrder says how two instants relate: which is zero, and
-// whether the first is after the second.
-type instantOrder struct {
-	aZero, bZero bool
-	aAfter       bool
+// compare is Compare on two keys.
+func (o *order) compare(a, b *key) int {
+	if c := compareHead(a, b); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.cost, b.cost); c != 0 { // cheaper first
+		return c
+	}
+	if c := cmp.Compare(b.rank, a.rank); c != 0 { // higher first
+		return c
+	}
+	// once two ready pods' ready times differ, this step decides,
+	// even when it answers "equal".
+	if a.ready && !a.readyAt.Equal(b.readyAt) {
+		return o.compareTimes(a, b, a.readyAt, b.readyAt, a.readyBucket, b.readyBucket)
+	}
+	o.tail(a)
+	o.tail(b)
+	if c := cmp.Compare(b.restarts, a.restarts); c != 0 { // more first
+		return c
+	}
+	if c := cmp.Compare(b.sidecarRestarts, a.sidecarRestarts); c != 0 {
+		return c
+	}
+	if ca, cb := a.pod.CreationTimestamp.Time, b.pod.CreationTimestamp.Time; !ca.Equal(cb) {
+		return o.compareTimes(a, b, ca, cb, a.createdBucket, b.createdBucket)
+	}
+	return 0
 }
 
-// compareInstants compares the ready (ready true) or creation times of a
-// and b as time.Time's Equal, IsZero and After do. differ is false when
-// the instants are equal.
-func (c *config) compareInstants(a, b *key, ready bool) (r instantOrder, differ bool) {
-	as, an, bs, bn, mono := a.createdSec, a.createdNsec, b.createdSec, b.createdNsec, uint8(createdMono)
-	if ready {
-		as, an, bs, bn, mono = a.readySec, a.readyNsec, b.readySec, b.readyNsec, readyMono
-	}
-	r.aZero = as == 0 && an == 0
-	r.bZero = bs == 0 && bn == 0
-	if a.flags&b.flags&mono != 0 {
-		// Both carry monotonic readings, which time.Time compares instead
-		// of the wall clock: let it.
-		ta, tb := c.time(a, ready), c.time(b, ready)
-		r.aAfter = ta.After(tb)
-		return r, !ta.Equal(tb)
-	}
-	r.aAfter = as > bs || (as == bs && an > bn)
-	return r, as != bs || an != bn
-}
-
-// time re-reads the ready or creation time of k's pod.
-func (c *config) time(k *key, ready bool) time.Time {
-	if ready {
-		return podutil.ReadyTime(c.pods[k.pos])
-	}
-	return c.pods[k.pos].CreationTimestamp.Time
-}
-
-// compareTimes is the shared tail of for two different
-// instants: log buckets with a UID tie-break when they apply, else
-// afterOrZero.
-func (c *config) compareTimes(r instantOrder, ba, bb int8, a, b *key) int {
-	if !c.log || r.aZero || r.bZero {
+// compareTimes is the shared end of for two different
+// instants ta and tb of a and b: log buckets with a UID tie-break when
+// they apply, else afterOrZero: a zero time first, then the
+// later one.
+func (o *order) compareTimes(a, b *key, ta, tb time.Time, bucketA, bucketB int8) int {
+	if !o.log || ta.IsZero() || tb.IsZero() {
 		switch {
-		case r.aZero && r.bZero:
-			return 0
-		case r.aZero:
-			return -1 // zero counts as later than anything
-		case r.bZero:
+		case ta.IsZero():
+			return -1 // the times differ, so tb is not zero
+		case tb.IsZero():
 			return 1
-		case r.aAfter:
-			return -1
-		default:
-			return 1 // the instants differ, so b is after a
 		}
+		return boolFirst(ta.After(tb))
 	}
-	if ba != bb {
-		if ba < bb {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(bucketA, bucketB); c != 0 {
+		return c
 	}
-	// Plain string order of the UIDs, decided by the prefixes unless they
-	// are equal.
-	if a.uid != b.uid {
-		if a.uid < b.uid {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(string(c.pods[a.pos].UID), string(c.pods[b.pos].UID))
+	return strings.Compare(string(a.pod.UID), string(b.pod.UID))
 }
 
-// uidPrefix packs the first 8 bytes of uid big-endian, padded with zero
-// bytes. Different prefixes order as the strings do: at the first
-// differing byte either both strings have a byte there, or the shorter one
-// ended and the other continues with a non-zero byte.
-func uidPrefix(uid string) uint64 {
-	if len(uid) >= 8 { // the usual case: one load
-		return uint64(uid[0])<<56 | uint64(uid[1])<<48 | uint64(uid[2])<<40 | uint64(uid[3])<<32 |
-			uint64(uid[4])<<24 | uint64(uid[5])<<16 | uint64(uid[6])<<8 | uint64(uid[7])
+// boolFirst returns -1 when the first of two differing values goes first,
+// 1 otherwise.
+func boolFirst(first bool) int {
+	if first {
+		return -1
 	}
-	var v uint64
-	for i := range 8 {
-		v <<= 8
-		if i < len(uid) {
-			v |= uint64(uid[i])
-		}
-	}
-	return v
+	return 1
 }

@@ -313,8 +313,3 @@ func fuzzTime(ns int64) time.Time {
 	}
 	return t0.Add(time.Duration(ns))
 }
-
-// TestKeySize pins the 64-byte key the package documentation promises.
-func TestKeySize(t *testing.T) {
-	assert.Equal(t, uintptr(64), podrank.KeySize)
-}

@@ -2,7 +2,6 @@ package podrank
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,21 +15,21 @@ const DeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 // does (SPEC ). The value must be exactly "0", or start with '-' or a
 // digit 1–9, and must then be a base-10 32-bit signed integer. So "+10" and
 // "007" are rejected, "-007" is −7, "-0" is 0 and "2147483648" is out of
-// range. An invalid value yields 0 and an error prefixed "podrank: ".
+// range. An invalid value yields 0 and an error prefixed "podrank: "; a
+// value that starts well but is not an int32 wraps strconv's error
+// (strconv.ErrSyntax or strconv.ErrRange).
 //
 // The ranking itself ([Compare], [ForDeletion]) treats an invalid value as 0
 // and does not report the error.
 func ParseDeletionCost(value string) (int32, error) {
-	if v, ok := costValue(value); ok {
-		return v, nil
-	}
 	if !validCostStart(value) {
 		return 0, fmt.Errorf("podrank: invalid deletion cost %q: must be \"0\" or start with '-' or a digit 1-9", value)
 	}
-	// The value starts well but is not an int32: let strconv say why
-	// (syntax or range), so the error wraps strconv.ErrSyntax/ErrRange.
-	_, err := strconv.ParseInt(value, 10, 32)
-	return 0, fmt.Errorf("podrank: invalid deletion cost: %w", err)
+	v, err := strconv.ParseInt(value, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("podrank: invalid deletion cost: %w", err)
+	}
+	return int32(v), nil
 }
 
 // DeletionCost returns the deletion cost of p: 0 without the annotation
@@ -52,39 +51,4 @@ func validCostStart(s string) bool {
 		return false
 	}
 	return s == "0" || s[0] == '-' || ('1' <= s[0] && s[0] <= '9')
-}
-
-// costValue is the accepting half of ParseDeletionCost without allocating:
-// the ranking parses every annotated pod, and a malformed value must not
-// cost an error value. It accepts exactly what validCostStart followed by
-// strconv.ParseInt(s, 10, 32) accepts (FuzzParseDeletionCost checks this).
-func costValue(s string) (int32, bool) {
-	if !validCostStart(s) {
-		return 0, false
-	}
-	digits := s
-	if s[0] == '-' {
-		digits = s[1:]
-	}
-	if digits == "" {
-		return 0, false
-	}
-	var v int64
-	for i := 0; i < len(digits); i++ {
-		d := digits[i] - '0'
-		if d > 9 {
-			return 0, false
-		}
-		v = v*10 + int64(d)
-		if v > 1<<31 { // beyond every int32 magnitude; also keeps v from overflowing
-			return 0, false
-		}
-	}
-	if s[0] == '-' {
-		v = -v
-	}
-	if v < math.MinInt32 || v > math.MaxInt32 {
-		return 0, false
-	}
-	return int32(v), true
 }

@@ -28,12 +28,10 @@ import (
 // returns a prefix of it); Options.Now replaces the wall clock; the
 // deletion-age metric of, with its division by zero, is not computed.
 //
-// Cost: each pod is read at most once, and only as far as needed, into a
-// compact key; the n first are selected without sorting the others (a
-// buffered quickselect that keeps at most 2n keys), and only those n are
-// sorted. Memory is O(n) keys plus the result; no comparison allocates.
-// BenchmarkForDeletion measures it side by side with an upstream-style
-// sort.
+// Cost: one pass over pods, reading each at most once and only as far as
+// needed; about one comparison per pod in practice and O(len(pods)·log n)
+// at worst; memory for 2n keys and the per-node counts of related.
+// BENCHMARKS.md has measured figures.
 //
 // ForDeletion is safe for concurrent use as long as nobody modifies the
 // pods meanwhile.
@@ -56,194 +54,99 @@ func ForDeletion(pods, related []*corev1.Pod, n int, opts Options) []*corev1.Pod
 		}
 		return out
 	}
-	c := newConfig(opts, pods)
-	first := c.first(related, live, n)
+	o := newOrder(opts)
+	return o.first(pods, live, countByNode(related), n)
+}
+
+// first returns the n pods to delete first of the live (n < live)
+// non-nil pods of pods, in deletion order.
+//
+// It keeps the best pods seen so far in a buffer of 2n keys. When the
+// buffer is full, it is cut to its n first; the last of those is then the
+// bar a later pod must beat to enter. Most pods fail that one comparison,
+// many on the first steps alone, before their cost and rank are looked
+// up. At the end the n first are selected once more, and sorted.
+func (o *order) first(pods []*corev1.Pod, live int, counts map[string]int, n int) []*corev1.Pod {
+	keys := make([]key, min(2*n, live))
+	// buf holds indices into keys, so that selecting and sorting move
+	// 4-byte indices and keys stay put: buf[:used] are the kept keys and
+	// buf[used:] the free slots.
+	buf := make([]int32, len(keys))
+	for i := range buf {
+		buf[i] = int32(i)
+	}
+	cmpAt := func(x, y int32) int { return o.compare(&keys[x], &keys[y]) }
+	used := 0
+	var bar *key
+	for _, p := range pods {
+		if p == nil {
+			continue
+		}
+		k := head(p)
+		if bar != nil && compareHead(&k, bar) > 0 {
+			continue
+		}
+		o.fill(&k, counts[p.Spec.NodeName])
+		if bar != nil && o.compare(&k, bar) >= 0 {
+			continue
+		}
+		if used == len(buf) {
+			selectAt(buf, n-1, cmpAt)
+			used, bar = n, &keys[buf[n-1]]
+			if o.compare(&k, bar) >= 0 {
+				continue
+			}
+		}
+		keys[buf[used]] = k
+		used++
+	}
+	selectAt(buf[:used], n-1, cmpAt)
+	slices.SortFunc(buf[:n], cmpAt)
 	out := make([]*corev1.Pod, n)
-	for i, x := range first.order {
-		out[i] = pods[first.keys[x].pos]
+	for i, x := range buf[:n] {
+		out[i] = keys[x].pod
 	}
 	return out
 }
 
-// selection is the result of first: keys[order[i]] is the i-th pod.
-type selection struct {
-	keys  []key
-	order []int32
-}
-
-// first selects the n (0 < n < live) first of the live pods of c.pods.
-//
-// Keys stream into a buffer of 2n. When it is full, it is partitioned so
-// that its n first keys stay; the last of those becomes the bar a pod must
-// beat to enter. A pod is dropped as soon as the part of its key built so
-// far shows that it cannot beat the bar: often right after its node, phase
-// and readiness are known, before its cost annotation or its rank are
-// looked up. At the end the buffer is partitioned once more and its n
-// first keys are sorted. The cost is about one comparison per pod, plus a
-// few per pod that enters; the memory is 2n keys.
-func (c *config) first(related []*corev1.Pod, live, n int) selection {
-	counts := countByNode(related)
-	buf := make([]key, 0, min(2*n, live))
-	var bar key
-	barred := false
-	for i, p := range c.pods {
-		if p == nil {
-			continue
-		}
-		// Build the key in stages, dropping the pod as soon as what is
-		// known shows it goes after the bar. The bits of head that are not
-		// set yet are 0, so k.head > bar.head exactly when the steps known
-		// so far already put k after the bar.
-		var k key
-		c.keyHead(&k, i)
-		if barred && k.head > bar.head {
-			continue
-		}
-		c.setCost(&k)
-		if barred && k.head > bar.head {
-			continue
-		}
-		c.setRank(&k, counts[p.Spec.NodeName])
-		if barred && c.compare(&k, &bar) >= 0 {
-			continue
-		}
-		if len(buf) == cap(buf) {
-			c.partition(buf, n)
-			buf = buf[:n]
-			bar, barred = c.last(buf), true
-			if c.compare(&k, &bar) >= 0 {
-				continue
-			}
-		}
-		buf = append(buf, k)
-	}
-	c.partition(buf, n)
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return c.compare(&buf[x], &buf[y]) })
-	return selection{keys: buf, order: order}
-}
-
-// last returns the key of keys that goes last.
-func (c *config) last(keys []key) key {
-	m := 0
-	for i := 1; i < len(keys); i++ {
-		if c.compare(&keys[i], &keys[m]) > 0 {
-			m = i
-		}
-	}
-	return keys[m]
-}
-
-// partition reorders a so that no key of a[n:] goes before a key of
-// a[:n] (where the order is a strict weak one; otherwise it still
-// terminates and keeps every key). It is a quickselect with three-way
-// partitioning, so runs of equal keys cost nothing extra, and it falls
-// back to sorting if the pivots keep being poor.
-//
-// It first partitions by head and rank alone, which decide
-// most pairs without reading anything more, and compares fully only
-// within the run of keys that tie there and straddle n: that spares
-// reading the restart counts of pods that tie with a pivot on those steps.
-func (c *config) partition(a []key, n int) {
-	c.partitionWithin(a, n, 2*bits.Len(uint(len(a))), true)
-}
-
-// partitionWithin is partition giving up on quickselect after budget
-// rounds, comparing only head and rank if coarse.
-func (c *config) partitionWithin(a []key, n, budget int, coarse bool) {
+// selectAt reorders a so that a[i] is the element that sorts there: no
+// element of a[:i] goes after it and none of a[i+1:] before it. (Where
+// cmp is not a strict weak order, a is still only permuted.) It is a
+// quickselect with three-way partitioning, so that runs of ties cost
+// nothing extra; should the pivots keep being poor, it sorts what is left
+// instead, so it never takes more than O(len(a)·log len(a)) comparisons.
+func selectAt(a []int32, i int, cmp func(x, y int32) int) {
 	lo, hi := 0, len(a)
-	for ; hi-lo > 16; budget-- {
-		if n <= lo || n >= hi {
+	for rounds := 2 * bits.Len(uint(len(a))); hi-lo > 1; rounds-- {
+		if rounds == 0 {
+			slices.SortFunc(a[lo:hi], cmp)
 			return
 		}
-		if budget == 0 {
-			idx := make([]int32, hi-lo)
-			for i := range idx {
-				idx[i] = int32(lo + i)
-			}
-			slices.SortFunc(idx, func(x, y int32) int { return c.compare(&a[x], &a[y]) })
-			sorted := make([]key, len(idx))
-			for i, x := range idx {
-				sorted[i] = a[x]
-			}
-			copy(a[lo:hi], sorted)
-			return
-		}
-		m := c.median(a, lo, lo+(hi-lo)/2, hi-1, coarse)
-		if !coarse {
-			c.tail(&a[m]) // so the copy carries it
-		}
-		pivot := a[m]
-		// [lo, lt) go before the pivot, [lt, i) tie with it, [gt, hi) go
-		// after it. The pivot ties with itself, so lt < gt at the end and
-		// the range shrinks.
-		lt, i, gt := lo, lo, hi
-		for i < gt {
-			switch r := c.compareAt(&a[i], &pivot, coarse); {
-			case r < 0:
-				a[lt], a[i] = a[i], a[lt]
+		pivot := a[lo+(hi-lo)/2]
+		// Partition a[lo:hi] into [lo, lt) before the pivot, [lt, gt)
+		// tied with it and [gt, hi) after it. The pivot ties with itself,
+		// so lt < gt and the range shrinks.
+		lt, j, gt := lo, lo, hi
+		for j < gt {
+			switch c := cmp(a[j], pivot); {
+			case c < 0:
+				a[lt], a[j] = a[j], a[lt]
 				lt++
-				i++
-			case r > 0:
+				j++
+			case c > 0:
 				gt--
-				a[i], a[gt] = a[gt], a[i]
+				a[j], a[gt] = a[gt], a[j]
 			default:
-				i++
+				j++
 			}
 		}
 		switch {
-		case n < lt:
+		case i < lt:
 			hi = lt
-		case n > gt:
+		case i >= gt:
 			lo = gt
 		default:
-			if coarse && n > lt && n < gt {
-				c.partitionWithin(a[lt:gt], n-lt, 2*bits.Len(uint(gt-lt)), false)
-			}
 			return
 		}
 	}
-	if n > lo && n < hi { // a short range: insertion sort
-		for i := lo + 1; i < hi; i++ {
-			for j := i; j > lo && c.compare(&a[j], &a[j-1]) < 0; j-- {
-				a[j], a[j-1] = a[j-1], a[j]
-			}
-		}
-	}
-}
-
-// median returns whichever of i, j, k holds the middle key.
-func (c *config) median(a []key, i, j, k int, coarse bool) int {
-	if c.compareAt(&a[j], &a[i], coarse) < 0 {
-		i, j = j, i
-	}
-	if c.compareAt(&a[k], &a[j], coarse) < 0 {
-		j = k
-		if c.compareAt(&a[j], &a[i], coarse) < 0 {
-			j = i
-		}
-	}
-	return j
-}
-
-// compareAt is compare, or only its first five steps (head and rank) if
-// coarse.
-func (c *config) compareAt(a, b *key, coarse bool) int {
-	if !coarse {
-		return c.compare(a, b)
-	}
-	switch {
-	case a.head < b.head:
-		return -1
-	case a.head > b.head:
-		return 1
-	case a.rank > b.rank:
-		return -1
-	case a.rank < b.rank:
-		return 1
-	}
-	return 0
 }

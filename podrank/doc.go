@@ -25,14 +25,10 @@
 //   - Nil pods and malformed annotations never panic: nil pods are skipped
 //     (or ordered first by Compare), a malformed cost counts as 0
 //     ([ParseDeletionCost] reports why).
-//   - Speed: ForDeletion reads each pod at most once, and only as far as
-//     needed, into a 64-byte key; it selects the n first without sorting
-//     the rest (a buffered quickselect holding at most 2n keys) and sorts
-//     only those n. Nothing is allocated per comparison. make bench-upstream
-//     measures it side by side with the real v1.37.2 getPodsToDelete on the
-//     same realistic input (internal/conformance): at 10,000 pods and n = 500
-//     it was about 30x faster (129x for n = 1; 17x when half the pods go,
-//     which must be sorted) on the 2-core CI machine, 2026-11-23.
+//   - Speed: each pod is read at most once, and only as far as needed,
+//     into a key of plain fields; ForDeletion keeps at most 2n keys and
+//     sorts only the n it returns. BENCHMARKS.md has the measured figures,
+//     side by side with the real v1.37.2 getPodsToDelete.
 //   - Every function is safe for concurrent use on shared, unmodified pods.
 //
 // SPEC rules implemented: R-1.6 (the annotation key), R-5.1–R-5.3 ([IsActive],

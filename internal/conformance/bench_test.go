@@ -123,16 +123,18 @@ func vs(b *testing.B, name string, ours, upstream func()) {
 }
 
 // BenchmarkVsForDeletion: podrank.ForDeletion against getPodsToDelete at
-// k = 1, 500 and n/2 victims. getPodsToDelete
+// k = 1, 10, 100, 500 and n/2 victims (those below n). getPodsToDelete
 // sorts its input in place, so each upstream iteration first copies the
 // slice of n pointers (slices.Clone; small next to the sort).
 func BenchmarkVsForDeletion(b *testing.B) {
 	for _, n := range []int{100, 1_000, 10_000, 100_000} {
 		pods, related := genPods(n)
-		for _, k := range slices.Compact([]int{1, 500, n / 2}) { // at n=1000, 500 is n/2
-			if k > n {
+		var done []int
+		for _, k := range []int{1, 10, 100, 500, n / 2} {
+			if k >= n || slices.Contains(done, k) { // at n=1000, 500 is n/2
 				continue
 			}
+			done = append(done, k)
 			name := fmt.Sprintf("n=%d/k=%d", n, k)
 			vs(b, name, func() {
 				sinkPods = podrank.ForDeletion(pods, related, k, podrank.Options{Now: benchNow})
