@@ -414,9 +414,13 @@ func testNamespaceDeleted(t *testing.T, mode string) {
 	require.NoError(t, err)
 	d := writes.Since(writesBefore)
 	creates, created := d.Sum(controlplane.AdminUser, "create", "pods", "", 0), d.Sum(controlplane.AdminUser, "create", "pods", "", 201)
-	syncErrors := e.ctrl.count("err=") - e.ctrl.count("err=<nil>")
-	t.Logf("pod creates: %d (%d created, %d refused); syncs with an error: %d; most live pods %d",
-		creates, created, creates-created, syncErrors, e.pods.maxLive(owner))
+	// A sync deferred by the consistency gate is not an error of
+	// the controller's: every status write is followed by one until the
+	// ReplicaSet cache shows it, as upstream since 1.36.
+	deferred := e.ctrl.count("deferred until the caches")
+	syncErrors := e.ctrl.count("err=") - e.ctrl.count("err=<nil>") - deferred
+	t.Logf("pod creates: %d (%d created, %d refused); syncs with an error: %d, deferred: %d; most live pods %d",
+		creates, created, creates-created, syncErrors, deferred, e.pods.maxLive(owner))
 	assert.LessOrEqual(t, creates, n, "more create requests than desired pods: the refused creates were retried")
 	assert.LessOrEqual(t, syncErrors, 20, "an error storm")
 	assert.False(t, e.ctrl.exited(), "the controller exited")
