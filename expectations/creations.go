@@ -15,9 +15,9 @@ package expectations
 // until the next Set or ExpectCreations.
 func (t *Tracker) ExpectCreationKeys(key string, podKeys []string) {
 	now := t.now()
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	r := s.upsert(h, key)
+	r := s.upsert(key)
 	r.addKeys = fill(r.addKeys, podKeys)
 	r.trackAdds = true
 	s.startRound(r, len(r.addKeys), 0, now)
@@ -32,9 +32,9 @@ func (t *Tracker) ExpectCreationKeys(key string, podKeys []string) {
 // CreationObserved(key). Without a record it does nothing. It does not
 // allocate.
 func (t *Tracker) CreationObservedKey(key, podKey string) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	if r := s.lookup(h, key); r != nil {
+	if r := s.records[key]; r != nil {
 		if !r.trackAdds {
 			r.adds--
 		} else if _, ok := r.addKeys[podKey]; ok {

@@ -52,8 +52,8 @@
 //     yield an empty set, the empty string is an ordinary key. The caller's
 //     slices are never kept or modified. No method panics.
 //   - Concurrency: every method is safe for concurrent use. State is split
-//     into 64 shards, each a mutex over a small hash table, chosen by one
-//     hash of the controller key, so handlers and workers on different keys
+//     into 64 maps, each under its own mutex, chosen by a hash of the
+//     controller key, so handlers and workers on different keys
 //     rarely meet; no method holds more than one lock.
 //   - Cost: [Tracker.CreationObserved], [Tracker.DeletionObserved],
 //     [Tracker.CreationObservedKey] and [Tracker.Satisfied] allocate nothing

@@ -11,10 +11,10 @@ import "github.com/reconcilekit/reconcilekit/internal/rv"
 // unusable: the round then falls back to the TTL, because the cache cannot
 // be shown to have passed that write. Without a record it does nothing.
 func (t *Tracker) recordRoundWrite(key, resourceVersion string) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.lookup(h, key)
+	r := s.records[key]
 	if r == nil || r.writeBad {
 		return
 	}
@@ -42,10 +42,10 @@ func (t *Tracker) recordRoundWrite(key, resourceVersion string) {
 // another wave of doomed creates. The next Set or Expect call starts a round
 // without the mark. Without a record it does nothing.
 func (t *Tracker) RecordUnverifiable(key string) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.lookup(h, key); r != nil {
+	if r := s.records[key]; r != nil {
 		r.writeRV, r.writeBad = "", true
 	}
 }

@@ -155,21 +155,7 @@ type Status struct {
 // and may call Hooks.Resolved. It reads the Clock only for a pending record and
 // allocates nothing (with nil hooks).
 func (t *Tracker) Satisfied(key string) bool {
-	if t.opts.Hooks.Resolved != nil || (t.opts.Policy != ExpireAfterTTL && t.opts.Policy != NeverExpire) {
-		return t.check(key, false).Satisfied
-	}
-	// The upstream policy (and NeverExpire) without hooks needs no view:
-	// decide under the lock, read the clock after it.
-	s, h := t.shardFor(key)
-	s.mu.Lock()
-	r := s.lookup(h, key)
-	if r == nil || r.fulfilled() {
-		s.mu.Unlock()
-		return true
-	}
-	since := r.since
-	s.mu.Unlock()
-	return t.opts.Policy == ExpireAfterTTL && t.since(since) > t.timeout()
+	return t.check(key, false).Satisfied
 }
 
 // Check returns what Satisfied decides for key, and why. It reads the Clock at
@@ -198,9 +184,9 @@ type verdict struct {
 }
 
 func (t *Tracker) check(key string, wantAge bool) Status {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	r := s.lookup(h, key)
+	r := s.records[key]
 	if r == nil {
 		s.mu.Unlock()
 		return Status{Satisfied: true, Resolution: NoRecord}
@@ -218,7 +204,7 @@ func (t *Tracker) check(key string, wantAge bool) Status {
 	d := t.judge(&v, wantAge || v.hookDue)
 	if d.Satisfied && v.hookDue {
 		s.mu.Lock()
-		r := s.lookup(h, key)
+		r := s.records[key]
 		fire := r != nil && r.round == v.round && !r.resolved
 		if fire {
 			r.resolved = true

