@@ -23,16 +23,11 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
+	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 const ns = "default"
-
-// frozenClock never advances: expectations can only be satisfied by
-// observed events, never by their five-minute expiry.
-type frozenClock struct{ t time.Time }
-
-func (c frozenClock) Now() time.Time { return c.t }
 
 func replicaSet(name string, replicas int32) *appsv1.ReplicaSet {
 	labels := map[string]string{"app": name}
@@ -62,7 +57,7 @@ func start(t *testing.T, wire bool) *env {
 	e := &env{cluster: fakecluster.New(1, fakecluster.Faults{})}
 	factory := informers.NewSharedInformerFactory(e.cluster.Clientset, 0)
 	cfg := clientgo.ReplicaSets(e.cluster.Clientset, factory, nil)
-	cfg.Clock = frozenClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	cfg.Clock = fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) // never advanced: expectations are satisfied by events only
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	e.ctrl = ctrl

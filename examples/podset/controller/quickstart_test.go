@@ -24,6 +24,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
+	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 )
 
 // TestQuickStart runs the PodSet controller (the README's controller-runtime
@@ -38,7 +39,7 @@ func TestQuickStart(t *testing.T) {
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.PodSet{}).Build()
-	ctrl, err := controller.New(c, c, scheme, controller.Options{Clock: fixedClock{t0}})
+	ctrl, err := controller.New(c, c, scheme, controller.Options{Clock: fakeclock.New(t0)})
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(t.Context())

@@ -25,15 +25,12 @@ import (
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
+	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 )
 
 const ns = "default"
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 // harness is a Reconciler on controller-runtime's fake client. The fake has
 // no informers, so observe plays the pod watch: it feeds the Reconciler's
@@ -47,7 +44,7 @@ type harness struct {
 
 func newHarness(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs) *harness {
 	t.Helper()
-	return newHarnessWith(t, ps, funcs, controller.Options{Clock: fixedClock{t0}})
+	return newHarnessWith(t, ps, funcs, controller.Options{Clock: fakeclock.New(t0)})
 }
 
 func newHarnessWith(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs, opts controller.Options) *harness {
@@ -301,7 +298,7 @@ func ptr[T any](v T) *T { return &v }
 // those keys: an add event for any other pod of the PodSet does not satisfy
 // the round.
 func TestTrackedCreations(t *testing.T) {
-	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{Clock: fixedClock{t0}, TrackCreations: true})
+	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{Clock: fakeclock.New(t0), TrackCreations: true})
 	_, err := h.reconcile()
 	require.NoError(t, err)
 	pods := h.pods()
