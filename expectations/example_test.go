@@ -1,8 +1,11 @@
 package expectations_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
@@ -150,4 +153,31 @@ func ExampleHooks() {
 	tracker.Satisfied(key) // once per round
 	// Output:
 	// default/web: Fulfilled after 3s
+}
+
+// Read your own writes, for any controller and any resource: record each of
+// the controller's writes, and start every sync with Ready, which defers the
+// sync while an informer cache is older than the controller's newest write
+// for that owner (upstream v1.37's consistency gate).
+func ExampleTracker_Ready() {
+	configMaps := schema.GroupResource{Resource: "configmaps"}
+	cacheRV := "100" // what the informer store's LastStoreSyncResourceVersion would say
+	tracker := expectations.New(expectations.Options{Caches: map[schema.GroupResource]func() string{
+		configMaps: func() string { return cacheRV },
+	}})
+
+	const key = "default/app"
+	// The sync wrote a ConfigMap; the API server answered resourceVersion 120.
+	tracker.Wrote(key, "uid-of-app", configMaps, "120")
+
+	// The next sync, before the informer has seen that write:
+	err := tracker.Ready(key)
+	var stale *expectations.StaleCacheError
+	fmt.Println("deferred:", errors.As(err, &stale), stale.Resource, stale.Read, "<", stale.Written)
+
+	cacheRV = "121" // the watch event arrived
+	fmt.Println("ready:", tracker.Ready(key) == nil)
+	// Output:
+	// deferred: true configmaps 100 < 120
+	// ready: true
 }
