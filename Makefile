@@ -1,5 +1,5 @@
 # reconcilekit — every command a developer or CI needs.
-#   make test   gofmt check, go vet, staticcheck, go test -race in every module, compat, e2e-test
+#   make test   gofmt check, go vet (also GOARCH=386), staticcheck, go test -race in every module, compat, conformance-test, e2e-test
 #   make bench  the benchmarks
 #   make fuzz   the fuzz targets, FUZZTIME each (long; not part of make test)
 #   make soak   the property and model-based tests with many more rapid checks (long)
@@ -41,11 +41,11 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all test fmt-check vet staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream
+.PHONY: all test fmt-check vet vet386 staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream
 
 all: test
 
-test: fmt-check vet staticcheck unit compat conformance-test e2e-test
+test: fmt-check vet vet386 staticcheck unit compat conformance-test e2e-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -53,6 +53,10 @@ fmt-check:
 
 vet:
 	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
+
+# Every package and test must build for 32-bit targets (int is 32 bits there).
+vet386:
+	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "GOARCH=386 go vet ($$m)"; (cd $$m && GOARCH=386 $(GO) vet ./...) || exit 1; done
 
 staticcheck:
 	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done

@@ -62,7 +62,7 @@ var (
 	condType = []corev1.PodConditionType{corev1.PodReady, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled}
 	// "Never" is spelled out: its constant is newer than the k8s.io/api floor (v0.33).
 	policies = []*corev1.ContainerRestartPolicy{nil, ptr(corev1.ContainerRestartPolicyAlways), ptr(corev1.ContainerRestartPolicyAlways), ptr(corev1.ContainerRestartPolicy("Never"))}
-	rankPool = []int{0, 0, 1, 2, 3, 1 << 28, 1<<28 - 1, 1 << 40, -1, math.MaxInt, math.MinInt}
+	rankPool = []int{0, 0, 1, 2, 3, 1 << 28, 1<<28 - 1, math.MaxInt >> 1, -1, math.MaxInt, math.MinInt}
 )
 
 func ptr[T any](v T) *T { return &v }

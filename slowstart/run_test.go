@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -192,7 +193,7 @@ func TestRunBatches(t *testing.T) {
 func TestRunNonPositiveCount(t *testing.T) {
 	canceled, cancel := context.WithCancel(t.Context())
 	cancel()
-	for _, count := range []int{0, -1, -1 << 62} {
+	for _, count := range []int{0, -1, math.MinInt} {
 		t.Run(fmt.Sprint("R-4.4 count ", count), func(t *testing.T) {
 			got, err := slowstart.Run(t.Context(), count, slowstart.Options{InitialBatchSize: 4}, func(context.Context, int) error {
 				t.Error("fn called")
