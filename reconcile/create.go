@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/internal/panics"
 	"github.com/reconcilekit/reconcilekit/slowstart"
 )
 
@@ -29,7 +30,9 @@ type createResult struct {
 	state createState
 	pod   *corev1.Pod
 	err   error
-	panic callPanic
+	// panicked is set when the PodControl call panicked; the panic itself
+	// is recorded in createPods' panics.Set.
+	panicked bool
 }
 
 // errCreatePanicked stops the slow start after a PodControl panic; the
@@ -62,13 +65,19 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 	out.Expected = n
 
 	results := make([]createResult, n)
-	_, runErr := slowstart.Run(ctx, n, m.SlowStart, func(ctx context.Context, i int) error {
-		return m.createOne(ctx, o, out.Names, i < out.Retried, i, &results[i])
+	var panicked panics.Set
+	_, runErr := slowstart.Run(ctx, n, m.SlowStart, func(ctx context.Context, i int) (err error) {
+		r := &results[i]
+		r.state = createFailed // until the call returns normally
+		if !panicked.Call(i, func() { err = m.createOne(ctx, o, out.Names, i < out.Retried, i, r) }) {
+			r.panicked = true
+			return errCreatePanicked
+		}
+		return err
 	})
 
 	var (
 		failures []error
-		first    callPanic
 		failed   []int    // indices to lower: failed, then never attempted
 		retry    []string // names of creates that may have happened unseen
 	)
@@ -95,11 +104,7 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 			if out.Names != nil && !apierrors.IsAlreadyExists(r.err) {
 				retry = append(retry, out.Names[i])
 			}
-			if r.panic.ok {
-				if !first.ok {
-					first = r.panic
-				}
-			} else {
+			if !r.panicked {
 				failures = append(failures, r.err)
 			}
 		}
@@ -129,9 +134,7 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 		}
 	}
 	m.Hooks.created(o.Key, out)
-	if first.ok {
-		panic(first.value)
-	}
+	m.Hooks.repanic(o.Key, &panicked)
 
 	switch {
 	case len(failures) == 1:
@@ -146,14 +149,7 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 }
 
 // createOne makes create i and records its result in r.
-func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retried bool, i int, r *createResult) (err error) {
-	r.state = createFailed // until the call returns normally
-	defer func() {
-		if v := recover(); v != nil {
-			r.panic = callPanic{value: v, ok: true}
-			err = errCreatePanicked
-		}
-	}()
+func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retried bool, i int, r *createResult) error {
 	name := ""
 	if names != nil {
 		name = names[i]

@@ -347,6 +347,61 @@ func TestManageReplicasCreatePanic(t *testing.T) {
 	recPending(t, m, "default/web", 2, 0)
 }
 
+// Hooks.Panicked sees the first panicking call's value and the stack of the
+// goroutine that panicked, after the expectations were corrected, for
+// creates and deletes alike.
+func TestManageReplicasPanickedHook(t *testing.T) {
+	type seen struct {
+		key     string
+		value   any
+		stack   string
+		pending [2]int
+	}
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name        string
+		replicas    int32
+		active      int
+		pods        *recPods
+		wantPending [2]int
+	}{
+		{name: "create", replicas: 4, pods: &recPods{CreateErr: func(_ context.Context, _ *corev1.Pod, call int) error {
+			if call >= 1 {
+				panicInPodControl(boom)
+			}
+			return nil
+		}}, wantPending: [2]int{1, 0}}, // call 0 succeeded; calls 1-2 panicked; call 3 skipped
+		{name: "delete", replicas: 0, active: 2, pods: &recPods{DeleteErr: func(_ context.Context, p *corev1.Pod) error {
+			panicInPodControl(boom)
+			return nil
+		}}, wantPending: [2]int{0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := recRS(tc.replicas)
+			var got []seen
+			m := &reconcile.Manager{Pods: tc.pods}
+			m.Hooks.Panicked = func(key string, v any, stack []byte) {
+				a, d, _ := m.Tracker().Pending(key)
+				got = append(got, seen{key, v, string(stack), [2]int{a, d}})
+			}
+			r := func() (r any) {
+				defer func() { r = recover() }()
+				_, _ = m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), recOwned(rs, tc.active), nil)
+				return nil
+			}()
+			assert.Same(t, boom, r, "the value is re-raised unchanged")
+			require.Len(t, got, 1, "called once")
+			assert.Equal(t, "default/web", got[0].key)
+			assert.Same(t, boom, got[0].value)
+			assert.Contains(t, got[0].stack, "reconcile_test.panicInPodControl", "the stack of the goroutine that panicked")
+			assert.Equal(t, tc.wantPending, got[0].pending, "expectations corrected before the hook")
+		})
+	}
+}
+
+//go:noinline
+func panicInPodControl(v any) { panic(v) }
+
 // The caller's slices and pods are never modified.
 func TestManageReplicasLeavesInputsAlone(t *testing.T) {
 	clock := fakeclock.New(podtest.Epoch.Add(48 * 3600e9))

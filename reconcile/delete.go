@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/reconcilekit/reconcilekit/internal/panics"
 	"github.com/reconcilekit/reconcilekit/podrank"
 )
 
@@ -36,32 +37,20 @@ func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*cor
 	tracker.ExpectDeletions(o.Key, keys)
 
 	errs := make([]error, len(doomed))
-	panics := make([]callPanic, len(doomed))
+	var panicked panics.Set
 	var wg sync.WaitGroup
 	for i, p := range doomed {
 		wg.Go(func() {
-			defer func() {
-				if v := recover(); v != nil {
-					panics[i] = callPanic{value: v, ok: true}
-				}
-			}()
-			errs[i] = m.Pods.DeletePod(ctx, p)
+			if !panicked.Call(i, func() { errs[i] = m.Pods.DeletePod(ctx, p) }) {
+				errs[i] = errDeletePanicked
+			}
 		})
 	}
 	wg.Wait()
 
-	var (
-		failures []error
-		first    callPanic
-	)
+	var failures []error
 	for i, p := range doomed {
 		err := errs[i]
-		if panics[i].ok {
-			if !first.ok {
-				first = panics[i]
-			}
-			err = errDeletePanicked
-		}
 		if err == nil {
 			out.Deleted = append(out.Deleted, p)
 			continue
@@ -74,15 +63,13 @@ func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*cor
 			out.Gone = append(out.Gone, p)
 		default:
 			out.DeleteFailed = append(out.DeleteFailed, p)
-			if !panics[i].ok {
+			if err != errDeletePanicked {
 				failures = append(failures, err)
 			}
 		}
 	}
 	m.Hooks.deleted(o.Key, pods, out.Victims, opts.Now)
-	if first.ok {
-		panic(first.value)
-	}
+	m.Hooks.repanic(o.Key, &panicked)
 	switch len(failures) {
 	case 0:
 		return out, nil

@@ -44,7 +44,10 @@
 //   - Deterministic and contained: time comes from a [Clock]; every
 //     goroutine is joined before a call returns; a panic in a PodControl is
 //     re-raised in the caller's goroutine after the expectations were
-//     corrected. Nothing logs: [Outcome], [SyncResult] and [Hooks] report.
+//     corrected, with its value unchanged ([Hooks.Panicked] gets the stack
+//     of the goroutine that panicked). errgroup lets such panics crash the
+//     process; controller-runtime recovers reconciler panics and goes on, so
+//     we hand the panic back with the books already right. Nothing logs: [Outcome], [SyncResult] and [Hooks] report.
 //
 // Beyond upstream, opt-in: Config.TrackCreations (exact expectations by pod
 // name, retried names after lost responses), the expectations' evidence

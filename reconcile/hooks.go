@@ -29,6 +29,14 @@ type Hooks struct {
 	// DeletionVictim is called once per chosen victim, in rank order,
 	// including victims refused as not owned.
 	DeletionVictim func(ownerKey string, v Victim)
+	// Panicked is called when a PodControl call panicked, after the
+	// expectations were corrected for every call that did not succeed and
+	// just before the panic is raised again on the goroutine that called
+	// the Manager, with its value unchanged. It receives that value and the
+	// stack of the goroutine that panicked, which the re-raised panic no
+	// longer shows: log it there. When several calls panicked, it sees the
+	// first in call order, the one re-raised.
+	Panicked func(ownerKey string, value any, stack []byte)
 }
 
 // Victim describes a pod chosen for deletion, for [Hooks.DeletionVictim].

@@ -38,7 +38,9 @@ import (
 // deleted (Outcome.NotOwned); the caller's slices and pods are never
 // modified. ctx reaches every PodControl call. A panic in PodControl is
 // re-raised in the caller's goroutine after every started call has
-// returned and the expectations have been lowered for the failed calls.
+// returned and the expectations have been lowered for the failed calls,
+// with its value unchanged; [Hooks.Panicked] receives the panicking
+// goroutine's stack first.
 func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, related []*corev1.Pod) (Outcome, error) {
 	if err := owner.validate(); err != nil {
 		return Outcome{}, err

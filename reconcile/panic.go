@@ -1,8 +1,15 @@
 package reconcile
 
-// callPanic remembers a panic raised by a PodControl call so that it can be
-// re-raised in the caller's goroutine.
-type callPanic struct {
-	value any
-	ok    bool
+import "github.com/reconcilekit/reconcilekit/internal/panics"
+
+// repanic re-raises a panic of a PodControl call, recorded in set, on the
+// caller's goroutine, after the expectations were corrected for every call
+// that did not succeed. The value is raised unchanged; the stack of the
+// goroutine that panicked, which that value cannot carry, goes to
+// h.Panicked first.
+func (h *Hooks) repanic(key string, set *panics.Set) {
+	if _, v, stack, ok := set.Panicked(); ok && h.Panicked != nil {
+		h.Panicked(key, v, stack)
+	}
+	set.Repanic()
 }

@@ -36,7 +36,10 @@
 //     started batch always completes and its calls get the context.
 //   - A panic in fn is re-raised on the caller's goroutine with its original
 //     value once the whole batch has returned; it never crashes the process
-//     from a worker goroutine and is never swallowed.
+//     from a worker goroutine and is never swallowed. errgroup, by contrast,
+//     lets such a panic crash the process; we propagate it because our
+//     callers (controller-runtime recovers reconciler panics by default)
+//     may keep running, and must then learn which calls did not happen.
 //   - No goroutine outlives [Run].
 //   - A non-positive [Options.InitialBatchSize] means 1, where upstream makes
 //     zero calls (R-4.4 deviation, documented on the field).

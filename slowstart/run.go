@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/reconcilekit/reconcilekit/internal/panics"
 )
 
 // Run calls fn count times, each with a distinct index i in [0, count), in
@@ -32,7 +33,12 @@ import (
 //     several calls panicked, the value of the lowest index wins. Likewise a
 //     call that exits its goroutine with [runtime.Goexit] (for example
 //     testing.T.FailNow) makes Run call runtime.Goexit after the batch
-//     joined. No further batch starts in either case.
+//     joined. No further batch starts in either case. The value is kept
+//     unchanged (==, [errors.Is] and [errors.As] see it as fn raised it), so
+//     the stack a crash prints is Run's caller's; fn records its own stack
+//     if it wants it (a deferred recover calling runtime/debug.Stack), as
+//     package reconcile does for its Hooks.Panicked. Why Run propagates
+//     panics at all, where errgroup does not: see the package doc.
 //   - No goroutine outlives Run: every goroutine it starts has finished its
 //     call and signalled completion before Run returns or re-panics, and Run
 //     starts no other goroutines.
@@ -74,12 +80,7 @@ func Run(ctx context.Context, count int, opts Options, fn func(ctx context.Conte
 		b.wg.Wait()
 		// Every goroutine of the batch has called Done: the fields below are
 		// no longer written and Wait ordered those writes before these reads.
-		if b.panicked {
-			panic(b.panicValue)
-		}
-		if b.goexit {
-			runtime.Goexit()
-		}
+		b.panics.Repanic()
 		succeeded += size - len(b.failures)
 		if len(b.failures) > 0 {
 			return succeeded, b.err(size)
@@ -99,12 +100,10 @@ type batch struct {
 
 	// mu guards the fields below against the batch's goroutines; Run reads
 	// them only after wg.Wait.
-	mu         sync.Mutex
-	failures   []failure // nil until a call fails
-	panicked   bool
-	panicIndex int
-	panicValue any
-	goexit     bool
+	mu       sync.Mutex
+	failures []failure // nil until a call fails
+
+	panics panics.Set
 }
 
 type failure struct {
@@ -117,33 +116,11 @@ type failure struct {
 func (b *batch) work() {
 	defer b.wg.Done()
 	i := b.first + int(b.next.Add(1)) - 1
-	returned := false
-	defer func() {
-		if !returned {
-			b.abort(i, recover())
-		}
-	}()
-	err := b.fn(b.ctx, i)
-	returned = true
-	if err != nil {
+	var err error
+	if b.panics.Call(i, func() { err = b.fn(b.ctx, i) }) && err != nil {
 		b.mu.Lock()
 		b.failures = append(b.failures, failure{i, err})
 		b.mu.Unlock()
-	}
-}
-
-// abort records a call that did not return: a panic with value v, or, when v
-// is nil, runtime.Goexit (since Go 1.21 panic(nil) recovers as a non-nil
-// *runtime.PanicNilError).
-func (b *batch) abort(i int, v any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if v == nil {
-		b.goexit = true
-		return
-	}
-	if !b.panicked || i < b.panicIndex {
-		b.panicked, b.panicIndex, b.panicValue = true, i, v
 	}
 }
 
