@@ -14,6 +14,7 @@
 #               v1.37.2 (internal/conformance), >= 100,000 cases; part of make test
 #   make conformance       the same with >= 1,000,000 cases (long)
 #   make bench-upstream    side-by-side benchmarks against v1.37.2, one table of medians
+#   make figures           rewrite README's and the docs' benchmark figures from docs/bench-upstream.txt
 
 GO            ?= go
 # Every go command runs on Go 1.27.3, which the go command fetches once from
@@ -48,7 +49,7 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream
+.PHONY: all test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream figures
 
 all: test
 
@@ -157,6 +158,12 @@ conformance-test:
 
 conformance:
 	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -timeout 60m -args -rapid.checks=$(CONFORMANCE_FULL_CHECKS)
+
+# Rewrite every benchmark figure in the Markdown files from
+# docs/bench-upstream.txt (make test checks they agree). To refresh the table:
+#   make bench-upstream | tee /tmp/t && { echo "# <machine, Go, date>"; cat /tmp/t; } > docs/bench-upstream.txt && make figures
+figures:
+	$(GO) run ./internal/cmd/figures -w
 
 bench-upstream:
 	cd $(CONFORMANCE_DIR) && $(GO) test -run '^$$' -bench '$(BENCH_UPSTREAM_FILTER)' -benchmem -count $(BENCH_UPSTREAM_COUNT) \
