@@ -3,9 +3,9 @@
 #   make bench  the benchmarks
 #   make fuzz   the fuzz targets, FUZZTIME each (long; not part of make test)
 #   make soak   the property and model-based tests with many more rapid checks (long)
-#   make scenarios  the exact-expectations scenario tables (issue 7), printed
+#   make scenarios  the exact-expectations scenario tables, printed
 #   make demo   the in-process ReplicaSet controller demo (examples/replicaset)
-#   make lines  code lines of the two example controllers, against their goals (issue 13)
+#   make lines  code lines of the two example controllers, against their goals
 #   make compat the supported k8s.io range: root tests at the newest release, both consumer modules
 #   make controlplane  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (cached)
 #   make e2e-test      the control-plane tests against those real binaries (part of make test)

@@ -34,7 +34,7 @@
 //	}
 //
 // Guarantees:
-//   - Faithful: with zero Options every method behaves as SPEC §2–§3
+//   - Faithful: with zero Options every method behaves as docs/rules.md §2–§3
 //     describe upstream, rule by rule. Satisfied is
 //     true for a key without a record, for a fulfilled record (both counters
 //     at most zero) and for a record strictly older than the TTL, measured

@@ -14,7 +14,7 @@ import (
 )
 
 // modelRecord is the plain-Go model of one key's expectations, written
-// straight from SPEC §2–§3 and the Tracker's documented extensions.
+// straight from docs/rules.md §2–§3 and the Tracker's documented extensions.
 type modelRecord struct {
 	adds, dels int
 	since      time.Time

@@ -21,7 +21,7 @@ type ExpiryPolicy int
 const (
 	// ExpireAfterTTL is upstream's policy and the zero value: pending
 	// expectations count as satisfied once the round is strictly older than
-	// the TTL (SPEC ).
+	// the TTL.
 	//
 	// Failure mode: when the informer lags by more than the TTL, the
 	// controller acts on a stale cache and creates (or deletes) a second
@@ -150,7 +150,7 @@ type Status struct {
 // Satisfied reports whether a sync of key may act on the cache. With the
 // default policy it is true when key has no record (never set, or deleted),
 // when both counters are at most zero, or when the record is strictly older
-// than the TTL (SPEC ); [ExpiryPolicy] describes the others.
+// than the TTL; [ExpiryPolicy] describes the others.
 // Membership of the key sets plays no part. It is Check(key).Satisfied
 // and may call Hooks.Resolved. It reads the Clock only for a pending record and
 // allocates nothing (with nil hooks).

@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultTTL is how long a pending expectation blocks its key before it is
-// treated as satisfied anyway: upstream's ExpectationsTimeout (SPEC ).
+// treated as satisfied anyway: upstream's ExpectationsTimeout.
 const DefaultTTL = 5 * time.Minute
 
 // Clock tells the Tracker the time. Anything with a Now method fits, including
@@ -22,7 +22,7 @@ type Clock interface{ Now() time.Time }
 type Options struct {
 	// TTL is how long after the last Set or Expect call a key with pending
 	// expectations still blocks: a record strictly older than TTL counts as
-	// satisfied (SPEC ). Zero or negative means DefaultTTL. Under
+	// satisfied. Zero or negative means DefaultTTL. Under
 	// NeverExpire it is not used; under EvidenceFirst it applies when there
 	// is no usable evidence.
 	TTL time.Duration
@@ -73,7 +73,7 @@ const shardBits = 6
 // controller has asked the API for and not yet observed through its informer,
 // and which pod keys ("namespace/name") it expects to see deleted (and, opted
 // in, created). It combines upstream's ControllerExpectations and
-// UIDTrackingControllerExpectations in one type (SPEC §2–§3).
+// UIDTrackingControllerExpectations in one type (docs/rules.md §2–§3).
 //
 // The zero Tracker is ready to use, with the real clock, [DefaultTTL] and
 // upstream's [ExpireAfterTTL]; use [New] for other Options. A Tracker must
@@ -219,7 +219,7 @@ func (s *shard) upsert(key string) *record {
 }
 
 // Set replaces key's counters with adds and dels and restarts its TTL
-// (SPEC ). Negative values are stored as given. The pending deletion
+// . Negative values are stored as given. The pending deletion
 // keys, if any, are left in place, as upstream leaves them.
 //
 // Set starts a new round: it forgets the round's write evidence (Wrote) and
@@ -237,7 +237,7 @@ func (t *Tracker) Set(key string, adds, dels int) {
 }
 
 // ExpectCreations is Set(key, adds, 0): it expects adds creations, zeroes the
-// deletion counter and restarts the TTL (SPEC ). It does not clear the
+// deletion counter and restarts the TTL. It does not clear the
 // pending deletion keys. Like Set, it starts a new round with counted
 // creations.
 func (t *Tracker) ExpectCreations(key string, adds int) {
@@ -247,7 +247,7 @@ func (t *Tracker) ExpectCreations(key string, adds int) {
 // ExpectDeletions expects the deletion of each distinct pod key in podKeys
 // ("namespace/name", R-1.7): duplicates collapse, the set replaces any
 // previous one (nothing is merged), the deletion counter becomes the size of
-// the set, the creation counter becomes 0 and the TTL restarts (SPEC ).
+// the set, the creation counter becomes 0 and the TTL restarts.
 // A nil or empty podKeys yields a record (0, 0), which is satisfied at once.
 // The Tracker copies what it needs; podKeys is neither kept nor modified.
 //
@@ -269,7 +269,7 @@ func (t *Tracker) ExpectDeletions(key string, podKeys []string) {
 
 // CreationObserved records that one expected creation was seen: it lowers
 // key's creation counter by one if key has a record, and does nothing
-// otherwise (SPEC ). It counts even for a key that tracks
+// otherwise. It counts even for a key that tracks
 // creation keys; use CreationObservedKey there. It does not allocate.
 func (t *Tracker) CreationObserved(key string) {
 	s := t.shardFor(key)
@@ -284,7 +284,7 @@ func (t *Tracker) CreationObserved(key string) {
 // deleted. Only a pod key in key's pending deletion set counts: it leaves the
 // set and the deletion counter drops by one. Unknown pods and repeated
 // observations of the same pod change nothing, so each expected deletion is
-// counted exactly once (SPEC ). It does not allocate.
+// counted exactly once. It does not allocate.
 func (t *Tracker) DeletionObserved(key, podKey string) {
 	s := t.shardFor(key)
 	s.mu.Lock()
@@ -299,7 +299,7 @@ func (t *Tracker) DeletionObserved(key, podKey string) {
 }
 
 // Raise adds adds and dels to key's counters if key has a record; otherwise it
-// does nothing (SPEC ). It does not restart the TTL and does not
+// does nothing. It does not restart the TTL and does not
 // touch the pending deletion keys.
 func (t *Tracker) Raise(key string, adds, dels int) {
 	s := t.shardFor(key)
@@ -313,7 +313,7 @@ func (t *Tracker) Raise(key string, adds, dels int) {
 }
 
 // Lower subtracts adds and dels from key's counters if key has a record;
-// otherwise it does nothing (SPEC ). Counters may go negative. It
+// otherwise it does nothing. Counters may go negative. It
 // does not restart the TTL and does not touch the pending deletion keys.
 func (t *Tracker) Lower(key string, adds, dels int) {
 	s := t.shardFor(key)
@@ -327,7 +327,7 @@ func (t *Tracker) Lower(key string, adds, dels int) {
 }
 
 // Delete forgets key's counters, pending deletion and creation keys and write
-// evidence (SPEC ). Afterwards key is satisfied and observations for it are no-ops until
+// evidence. Afterwards key is satisfied and observations for it are no-ops until
 // it is set again.
 func (t *Tracker) Delete(key string) {
 	s := t.shardFor(key)
@@ -337,7 +337,7 @@ func (t *Tracker) Delete(key string) {
 }
 
 // Pending returns key's creation and deletion counters. ok is false, and the
-// counters zero, when key has no record (SPEC ).
+// counters zero, when key has no record.
 func (t *Tracker) Pending(key string) (adds, dels int, ok bool) {
 	s := t.shardFor(key)
 	s.mu.Lock()

@@ -16,7 +16,7 @@ import (
 // Now. Options is a plain value, safe to share between goroutines.
 type Options struct {
 	// Now is the instant the logarithmic ready-time and creation-time
-	// buckets are measured from (SPEC ). The zero
+	// buckets are measured from. The zero
 	// value disables the buckets: times are then compared exactly, the
 	// more recent first (afterOrZero, R-6.11), as upstream does with a
 	// zero Now. Upstream always uses the wall clock here; callers that
@@ -34,7 +34,7 @@ type Options struct {
 }
 
 // Ranked is a pod with its colocation rank. A higher rank makes the pod
-// delete sooner (SPEC ); [RanksByNode] computes upstream's rank, the
+// delete sooner; [RanksByNode] computes upstream's rank, the
 // number of active related pods on the pod's node. A caller may
 // supply any other rank, of any size or sign, to add its own criterion at
 // that step. The zero Ranked is a nil pod, which [Compare] orders first.
@@ -46,7 +46,7 @@ type Ranked struct {
 
 // Compare orders a and b for deletion: it returns a negative number when
 // upstream's ActivePodsWithRanks.Less(a, b) holds ("delete a first"), a
-// positive number when Less(b, a) holds, and 0 when neither does (SPEC §6,
+// positive number when Less(b, a) holds, and 0 when neither does (docs/rules.md §6,
 // It applies, in order: unscheduled first; phase ordinal
 // (Pending and unknown phases 0, Unknown 1, Running 2); not ready first;
 // lower deletion cost first; higher rank first; for two ready pods,

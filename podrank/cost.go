@@ -8,11 +8,11 @@ import (
 )
 
 // DeletionCostAnnotation is the pod annotation whose value, an int32, makes
-// a pod cheaper (lower) or dearer (higher) to delete (SPEC ).
+// a pod cheaper (lower) or dearer (higher) to delete.
 const DeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 
 // ParseDeletionCost reads a pod-deletion-cost annotation value as upstream
-// does (SPEC ). The value must be exactly "0", or start with '-' or a
+// does. The value must be exactly "0", or start with '-' or a
 // digit 1–9, and must then be a base-10 32-bit signed integer. So "+10" and
 // "007" are rejected, "-007" is −7, "-0" is 0 and "2147483648" is out of
 // range. An invalid value yields 0 and an error prefixed "podrank: "; a

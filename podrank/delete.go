@@ -8,7 +8,7 @@ import (
 )
 
 // ForDeletion returns the n pods of pods to delete first: the n pods that
-// upstream's getPodsToDelete would return (SPEC ), ranked by [Compare]
+// upstream's getPodsToDelete would return, ranked by [Compare]
 // with the ranks of [RanksByNode](pods, related), in deletion order.
 //
 //   - n ≤ 0 returns an empty slice.

@@ -31,7 +31,7 @@
 //     side by side with the real v1.37.2 getPodsToDelete.
 //   - Every function is safe for concurrent use on shared, unmodified pods.
 //
-// SPEC rules implemented: R-1.6 (the annotation key), R-5.1–R-5.3 ([IsActive],
+// Rules implemented (docs/rules.md): R-1.6 (the annotation key), R-5.1–R-5.3 ([IsActive],
 // [IsTerminating], [FilterActive], [FilterTerminating]), R-6.1–
 // ([Compare], [ParseDeletionCost], [DeletionCost]), R-7.1 ([RanksByNode]) and
 // R-7.3 ([ForDeletion]). R-7.2 (finding the related pods) is the caller's:

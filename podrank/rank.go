@@ -7,7 +7,7 @@ import (
 )
 
 // RanksByNode returns, for each pod of pods, the number of active pods
-// ([IsActive], SPEC) in related that have the same spec.nodeName
+// ([IsActive], R-5.1) in related that have the same spec.nodeName
 // the empty node name is a bucket of its own. Readiness plays no
 // part, and terminating or terminal related pods do not count. Every entry
 // of related is counted, so a pod listed twice counts twice, as upstream.

@@ -16,7 +16,7 @@ import (
 // real v1.37.2 code can decide — Compare and ForDeletion with the default
 // options — is compared with it in internal/conformance instead, and the
 // speed comparison lives there too (make bench-upstream). It is a literal
-// rendering of SPEC §6 in the shape upstream's code has. Every comparison re-derives everything it needs (finds the Ready
+// rendering of docs/rules.md §6 in the shape upstream's code has. Every comparison re-derives everything it needs (finds the Ready
 // condition again, looks the annotation up and parses it with strconv,
 // takes log2 of both durations, scans the container statuses and builds the
 // set of sidecar names).
@@ -52,7 +52,7 @@ var upstreamPhase = map[corev1.PodPhase]int{
 	corev1.PodRunning: 2,
 }
 
-// Less is SPEC §6, step by step.
+// Less is docs/rules.md §6, step by step.
 func (s upstreamPods) Less(i, j int) bool {
 	a, b := s.pods[i], s.pods[j]
 	//

@@ -1,6 +1,6 @@
 // Package reconcile is what a controller whose objects own pods needs
 // around the reconcilekit primitives: a [Controller] that does upstream's
-// ReplicaSet controller work (SPEC §9–§12) for ReplicaSets and custom
+// ReplicaSet controller work (docs/rules.md §9–§12) for ReplicaSets and custom
 // resources alike, and the primitive [Manager] underneath it.
 //
 // Why: the composition is where controllers go wrong — a Tracker not shared,
@@ -15,10 +15,10 @@
 //     return the [Request]s to enqueue; [Controller.Sync] claims, manages,
 //     writes the status through Config.WriteStatus and returns one error.
 //   - [Manager.ManageReplicas]: create or delete towards the desired count
-//     (SPEC §9), for callers that do their own wiring.
+//     (docs/rules.md §9), for callers that do their own wiring.
 //
 // Guarantees:
-//   - Faithful by default: zero-value tuning follows SPEC,
+//   - Faithful by default: zero-value tuning follows,
 //     deliberate
 //     differences are documented on the names they concern.
 //   - Read-your-own-writes, as upstream v1.37: given the informer

@@ -8,7 +8,7 @@ import (
 )
 
 // ManageReplicas creates or deletes pods so that the owner's active pods
-// approach owner.Replicas (SPEC §9). active are the owner's active pods
+// approach owner.Replicas (docs/rules.md §9). active are the owner's active pods
 // (claimed ); related are the pods whose nodes count towards
 // the deletion rank (R-7.1, R-7.2: for a ReplicaSet, the pods of every
 // ReplicaSet with the same controller; nil for a bare owner).

@@ -19,7 +19,7 @@ type Clock interface{ Now() time.Time }
 
 // Manager creates and deletes an owner's pods so that the number of active
 // pods approaches the desired number, keeping expectations right: upstream's
-// manageReplicas (SPEC §9).
+// manageReplicas (docs/rules.md §9).
 //
 // The zero Manager (with Pods set) behaves as upstream: a private
 // expectations Tracker on the Manager's clock, bursts of 500, slow-start

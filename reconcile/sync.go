@@ -76,7 +76,7 @@ type SyncResult struct {
 }
 
 // Sync runs one sync of the owner with key "namespace/name" (or "name" for
-// a cluster-scoped owner) in upstream's order (SPEC §10):
+// a cluster-scoped owner) in upstream's order (docs/rules.md §10):
 //
 //  0. The consistency gate: while the pods' or the owners' cache
 //     (Config.CacheVersions) is older than the controller's own last write

@@ -9,7 +9,7 @@
 // most one batch of doomed calls is made. [Plan] returns the batch sizes
 // without calling anything, for logs, docs and tests.
 //
-// Upstream behaviour (SPEC §4, slowStartBatch) is reproduced with the zero
+// Upstream behaviour (docs/rules.md §4, slowStartBatch) is reproduced with the zero
 // [Options]:
 //
 //   - the first batch has min(count, InitialBatchSize) calls and each

@@ -10,7 +10,7 @@ import "strconv"
 //	slowstart: call 3: quota exceeded (and 2 more)
 //
 // Callers that want just one error, as upstream's slowStartBatch returns
-// (SPEC ), use [BatchError.First]:
+// use [BatchError.First]:
 //
 //	var be *slowstart.BatchError
 //	if errors.As(err, &be) {

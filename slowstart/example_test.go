@@ -8,7 +8,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/slowstart"
 )
 
-// Upstream's batches for 10 and 500 calls (SPEC ), and a capped plan.
+// Upstream's batches for 10 and 500 calls, and a capped plan.
 func ExamplePlan() {
 	fmt.Println(slowstart.Plan(10, slowstart.Options{}))
 	fmt.Println(slowstart.Plan(500, slowstart.Options{}))

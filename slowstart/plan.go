@@ -1,7 +1,7 @@
 package slowstart
 
 // Options configures [Run] and [Plan]. The zero value reproduces upstream's
-// slowStartBatch with SlowStartInitialBatchSize = 1 (SPEC ): batches
+// slowStartBatch with SlowStartInitialBatchSize = 1: batches
 // of 1, 2, 4, … with no cap.
 //
 // Options is a plain comparable value with exactly the two fields below; it
@@ -10,7 +10,7 @@ package slowstart
 type Options struct {
 	// InitialBatchSize is the size of the first batch. A value <= 0 means 1.
 	//
-	// Deviation from upstream (SPEC ): upstream makes zero calls and
+	// Deviation from upstream: upstream makes zero calls and
 	// returns (0, nil) when the initial batch size is <= 0, silently dropping
 	// all the work; here it means the default size 1, so the zero Options value
 	// is useful.
@@ -24,7 +24,7 @@ type Options struct {
 // Plan returns the batch sizes that [Run] uses for count calls with opts when
 // every call succeeds: the first size is min(count, InitialBatchSize,
 // MaxBatchSize) and each later one min(2·previous, remaining, MaxBatchSize),
-// with the <= 0 defaults of [Options] (SPEC ). The sizes are all
+// with the <= 0 defaults of [Options]. The sizes are all
 // positive and sum to count.
 //
 // A run that stops early (a failed batch, a done context) ran a prefix of

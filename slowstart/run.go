@@ -13,7 +13,7 @@ import (
 )
 
 // Run calls fn count times, each with a distinct index i in [0, count), in
-// batches whose sizes double (SPEC §4): [Plan](count, opts) gives the sizes,
+// batches whose sizes double (docs/rules.md §4): [Plan](count, opts) gives the sizes,
 // and batch k receives the consecutive indices following batch k-1's, so the
 // first batch gets [0, size₁). It returns the number of calls that returned a
 // nil error and, if the run stopped early, why.

@@ -497,7 +497,7 @@ func TestRunGoexit(t *testing.T) {
 }
 
 // TestRunProperty drives Run over random counts, options, failures and
-// cancellation points and compares it with a model of SPEC §4.
+// cancellation points and compares it with a model of docs/rules.md §4.
 func TestRunProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		count := rapid.IntRange(-2, 200).Draw(rt, "count")

@@ -11,7 +11,7 @@
 //
 // Guarantees:
 //   - Faithful by default: with a zero [Options] the result equals upstream
-//     Kubernetes v1.37 (SPEC R-5.4, R-5.5, R-8.1–R-8.7, R-10.8), except for
+//     Kubernetes v1.37 (R-5.4, R-5.5, R-8.1–R-8.7, R-10.8), except for
 //     the deviations listed below.
 //   - Deterministic: no function reads the clock. Time comes from `now` (and
 //     `later` in [RequeueAfter]).
@@ -28,7 +28,7 @@
 //   - Pure functions over values: everything here is safe for concurrent use
 //     as long as callers do not modify the inputs meanwhile.
 //
-// SPEC rules implemented:
+// Rules implemented (docs/rules.md):
 //   - R-5.4, R-5.5: readiness and availability (through internal/podutil).
 //   - R-8.1–R-8.5: [Calculate] and [Count].
 //   - R-8.4 for custom resources: [SetReplicaFailure].

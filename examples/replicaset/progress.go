@@ -217,7 +217,7 @@ func shortError(err error) string {
 }
 
 // explainVictims says why the victims were chosen over the pods kept: for
-// each victim, the first ranking rule (SPEC §6) that puts it before the kept
+// each victim, the first ranking rule (docs/rules.md §6) that puts it before the kept
 // pod closest to deletion.
 func explainVictims(victims, active []*corev1.Pod, now time.Time) string {
 	chosen := map[*corev1.Pod]bool{}

@@ -23,7 +23,7 @@ func runningPod(uid string, readyFor time.Duration) *corev1.Pod {
 	}
 }
 
-// The explanation names the first ranking rule (SPEC §6) that puts the
+// The explanation names the first ranking rule (docs/rules.md §6) that puts the
 // victim before the kept pod.
 func TestReason(t *testing.T) {
 	kept := runningPod("k", time.Hour)

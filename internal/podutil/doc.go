@@ -1,5 +1,5 @@
 // Package podutil holds the pod predicates shared by podrank, status and
-// reconcile: activity and termination (SPEC ), readiness and ready
+// reconcile: activity and termination, readiness and ready
 // time, availability, restart counts and
 // template-label matching.
 //

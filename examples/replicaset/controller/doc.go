@@ -1,7 +1,7 @@
 // Package controller is a complete ReplicaSet controller built from
 // reconcilekit on client-go: shared informers for pods and ReplicaSets, a
 // rate-limited workqueue, and [reconcile.Controller] doing the sync in
-// upstream's order (SPEC §10).
+// upstream's order (docs/rules.md §10).
 //
 // Where each piece comes from:
 //   - pod and ReplicaSet events → the Controller, through the handlers of

@@ -20,11 +20,13 @@ type chunk struct {
 // delayedBody is a pod watch response body: a reader goroutine takes the
 // upstream bytes as they come and stamps them; Read hands them out, in
 // order, once the proxy's current delay has passed since their arrival.
-// Read has one caller (the reverse proxy's copy loop).
+// Read has one caller (the reverse proxy's copy loop). Closing cut ends
+// the stream cleanly at once (see [Proxy.CutPodWatches]).
 type delayedBody struct {
 	p    *Proxy
 	ctx  context.Context // the request's: done when the client goes away
 	src  io.ReadCloser
+	cut  <-chan struct{}
 	wake chan struct{} // the reader has queued a chunk or stopped (capacity 1)
 	done chan struct{} // the reader has returned
 
@@ -32,13 +34,14 @@ type delayedBody struct {
 	queue []chunk
 	err   error // the reader's final error (io.EOF at the stream's end)
 
+	wasCut    bool // Read only: the cut is counted once
 	closeOnce sync.Once
 }
 
-// delayBody wraps src; the caller has registered the reader goroutine with
-// p.enter.
-func (p *Proxy) delayBody(ctx context.Context, src io.ReadCloser) *delayedBody {
-	b := &delayedBody{p: p, ctx: ctx, src: src, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// delayBody wraps src, to be ended when cut closes; the caller has
+// registered the reader goroutine with p.enter.
+func (p *Proxy) delayBody(ctx context.Context, src io.ReadCloser, cut <-chan struct{}) *delayedBody {
+	b := &delayedBody{p: p, ctx: ctx, src: src, cut: cut, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go b.readLoop()
 	return b
 }
@@ -71,8 +74,13 @@ func (b *delayedBody) readLoop() {
 
 // Read waits for the oldest buffered chunk and for its release time (its
 // arrival plus the current delay, re-read whenever the delay changes), then
-// copies it out.
+// copies it out; once the watch is cut, it ends the stream instead.
 func (b *delayedBody) Read(out []byte) (int, error) {
+	select {
+	case <-b.cut:
+		return b.cutShort()
+	default:
+	}
 	var head chunk
 	for {
 		b.mu.Lock()
@@ -88,6 +96,8 @@ func (b *delayedBody) Read(out []byte) (int, error) {
 		}
 		select {
 		case <-b.wake:
+		case <-b.cut:
+			return b.cutShort()
 		case <-b.ctx.Done():
 			return 0, b.ctx.Err()
 		case <-b.p.closing:
@@ -105,6 +115,9 @@ func (b *delayedBody) Read(out []byte) (int, error) {
 		case <-t.C():
 		case <-changed:
 			t.Stop()
+		case <-b.cut:
+			t.Stop()
+			return b.cutShort()
 		case <-b.ctx.Done():
 			t.Stop()
 			return 0, b.ctx.Err()
@@ -124,6 +137,17 @@ func (b *delayedBody) Read(out []byte) (int, error) {
 	b.mu.Unlock()
 	b.p.bytesOut.Add(int64(n))
 	return n, nil
+}
+
+// cutShort ends the stream as the API server ends a watch: io.EOF, which
+// the reverse proxy turns into a clean end of the response. The bytes still
+// held back are dropped.
+func (b *delayedBody) cutShort() (int, error) {
+	if !b.wasCut {
+		b.wasCut = true
+		b.p.watchesCut.Add(1)
+	}
+	return 0, io.EOF
 }
 
 // Close closes the upstream body, which ends the reader, and waits for it.

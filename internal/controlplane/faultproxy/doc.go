@@ -3,7 +3,7 @@
 // command. The client's kubeconfig points at the proxy; everything else talks
 // to kube-apiserver directly.
 //
-// Faults it injects today:
+// Faults it injects, each commanded at run time by a method of [Proxy]:
 //
 //   - A pod watch delay ([Proxy.SetPodWatchDelay]): every byte of every pod
 //     watch response (GET …/pods with watch=true, cluster-wide or in a
@@ -13,13 +13,32 @@
 //     delay is applied to the byte stream, not to decoded events. The delay
 //     can change at any time and applies at once to what is still buffered:
 //     lowering it to 0 releases every buffered byte.
+//   - A cut pod watch ([Proxy.CutPodWatches]): every open pod watch ends at
+//     once, cleanly, as when kube-apiserver ends one; bytes the delay still
+//     holds back are dropped.
+//   - Held pod watches ([Proxy.HoldPodWatches]): while on, new pod watch
+//     requests are not forwarded but answered 429 with Retry-After: 1,
+//     which client-go retries without relisting, until released. Lists
+//     are not held.
+//   - Dropped pod create responses ([Proxy.DropPodCreateResponses]): the
+//     next n pod creates the API server accepts are applied, but the client
+//     gets a 504 Timeout instead of the 201.
+//   - Failed writes ([Proxy.FailWrites]): a fraction of the writes (POST,
+//     PUT, PATCH, DELETE) are not forwarded but answered 500 or 429, picked
+//     by a deterministic counter (the first, then evenly spaced), not at
+//     random, so that tests are reproducible.
+//
+// The proxy's own answers are Kubernetes Status objects in JSON, which
+// client-go turns into the apierrors error of their reason. [Stats] counts
+// each fault's victims.
 //
 // Guarantees:
 //
-//   - Nothing else is altered: lists, other watches and writes pass through
-//     with their bodies byte for byte and their headers as sent, except the
-//     hop-by-hop headers that every proxy drops (Connection, Keep-Alive,
-//     Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade). Responses are
+//   - Nothing else is altered: lists, other watches and the requests no
+//     fault targets pass through with their bodies byte for byte and their
+//     headers as sent, except the hop-by-hop headers that every proxy drops
+//     (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding,
+//     Upgrade); with every fault off, every request does. Responses are
 //     flushed to the client after every write, so streams are never held
 //     back by buffering; HTTP/2 and HTTP/1.1 clients are both served.
 //   - Bounded goroutines: net/http's per-connection goroutines (client side
@@ -27,7 +46,8 @@
 //     goroutine per pod watch. [Proxy.Close] stops the server, ends every
 //     open request, returns only when every handler and reader goroutine has
 //     returned, and closes every connection, client side and API server
-//     side, so that net/http's goroutines end with them.
+//     side, so that net/http's goroutines end with them. The faults start
+//     no goroutine of their own.
 //   - Time comes from [Options.Clock] (nil: real time), so tests of the
 //     delay step a fake clock instead of sleeping.
 //

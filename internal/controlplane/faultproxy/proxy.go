@@ -1,8 +1,10 @@
 package faultproxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,11 +13,13 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -43,13 +47,22 @@ type Options struct {
 type Stats struct {
 	// Requests is every request received.
 	Requests int64
-	// PodWatches is the pod watch requests among them (those the delay
-	// applies to).
+	// PodWatches is the pod watch requests among them that the API server
+	// answered (those the delay applies to; held ones are not among them).
 	PodWatches int64
 	// PodWatchBytesIn is the bytes of pod watch responses received from
 	// the API server, PodWatchBytesOut those handed on to the client; the
 	// difference is what the delay holds back.
 	PodWatchBytesIn, PodWatchBytesOut int64
+	// PodWatchesCut is the pod watches ended by [Proxy.CutPodWatches];
+	// PodWatchesHeld the pod watch requests refused while
+	// [Proxy.HoldPodWatches] was on.
+	PodWatchesCut, PodWatchesHeld int64
+	// PodCreateResponsesDropped is the pod creates whose response
+	// [Proxy.DropPodCreateResponses] replaced with an error.
+	PodCreateResponsesDropped int64
+	// WritesFailed is the writes [Proxy.FailWrites] refused.
+	WritesFailed int64
 }
 
 // Proxy is a running fault proxy made by [Start]. Its methods are safe for
@@ -62,7 +75,8 @@ type Proxy struct {
 	closing   chan struct{} // closed by Close: every delayed read gives up
 	served    chan struct{} // closed when server.Serve has returned
 
-	requests, podWatches, bytesIn, bytesOut atomic.Int64
+	requests, podWatches, bytesIn, bytesOut               atomic.Int64
+	watchesCut, watchesHeld, createsDropped, writesFailed atomic.Int64
 
 	mu sync.Mutex
 	// delay is the pod watch delay; changed is closed (and replaced) when
@@ -76,6 +90,20 @@ type Proxy struct {
 	// upstreamConns are the open connections to the API server, which
 	// Close closes (the transport only closes idle ones).
 	upstreamConns map[*upstreamConn]struct{}
+
+	// The faults decided as a request arrives (see admit) or as its
+	// response does.
+	//
+	// holdWatches refuses new pod watches; cut is closed (and replaced) by
+	// CutPodWatches, ending the pod watches admitted before.
+	holdWatches bool
+	cut         chan struct{}
+	// dropCreates is how many more pod create responses to drop.
+	dropCreates int
+	// failPPM is the fraction of writes to fail in millionths, failCode
+	// their status; writes and failed count since FailWrites.
+	failPPM, writes, failed int64
+	failCode                int
 }
 
 // upstreamConn is a connection to the API server that leaves
@@ -145,6 +173,7 @@ func Start(opts Options) (*Proxy, error) {
 		closing:       make(chan struct{}),
 		served:        make(chan struct{}),
 		changed:       make(chan struct{}),
+		cut:           make(chan struct{}),
 		upstreamConns: map[*upstreamConn]struct{}{},
 	}
 	p.transport = &http.Transport{
@@ -223,7 +252,9 @@ func (p *Proxy) delayState() (time.Duration, <-chan struct{}) {
 // Stats returns the request counts so far.
 func (p *Proxy) Stats() Stats {
 	return Stats{Requests: p.requests.Load(), PodWatches: p.podWatches.Load(),
-		PodWatchBytesIn: p.bytesIn.Load(), PodWatchBytesOut: p.bytesOut.Load()}
+		PodWatchBytesIn: p.bytesIn.Load(), PodWatchBytesOut: p.bytesOut.Load(),
+		PodWatchesCut: p.watchesCut.Load(), PodWatchesHeld: p.watchesHeld.Load(),
+		PodCreateResponsesDropped: p.createsDropped.Load(), WritesFailed: p.writesFailed.Load()}
 }
 
 // Close stops the proxy: it closes the listener and every client
@@ -269,7 +300,11 @@ func (p *Proxy) enter() bool {
 	return true
 }
 
-// track counts the requests and lets Close wait for their handlers.
+// cutKey is the request context key of the cut channel of a pod watch.
+type cutKey struct{}
+
+// track counts the requests, lets Close wait for their handlers, and
+// answers those a fault refuses.
 func (p *Proxy) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.enter() {
@@ -278,14 +313,53 @@ func (p *Proxy) track(next http.Handler) http.Handler {
 		}
 		defer p.active.Done()
 		p.requests.Add(1)
+		refusal, cut := p.admit(r)
+		if refusal != nil {
+			refusal.write(w)
+			return
+		}
+		if cut != nil {
+			r = r.WithContext(context.WithValue(r.Context(), cutKey{}, cut))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// admit applies the faults decided as a request arrives, under one lock so
+// that each command takes effect between two requests: a held pod watch or
+// a failed write gets a refusal, which the proxy answers in the API
+// server's place; a pod watch let through gets the channel whose closing
+// cuts it.
+func (p *Proxy) admit(r *http.Request) (refusal *status, cut <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case IsPodWatch(r):
+		if p.holdWatches {
+			p.watchesHeld.Add(1)
+			return &heldWatch, nil
+		}
+		return nil, p.cut
+	case isWrite(r.Method) && p.failNextWrite():
+		p.writesFailed.Add(1)
+		return failedWrite(p.failCode), nil
+	}
+	return nil, nil
 }
 
 func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if _, ok := resp.Header["Content-Type"]; !ok {
 		// Keep the server from sniffing and adding one.
 		resp.Header["Content-Type"] = nil
+	}
+	if IsPodCreate(resp.Request) && resp.StatusCode/100 == 2 && p.dropCreate() {
+		// The pod exists: read the answer to the end, so that the
+		// connection stays usable, and answer the client in its place.
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		p.createsDropped.Add(1)
+		droppedCreate.replace(resp)
+		return nil
 	}
 	if !IsPodWatch(resp.Request) {
 		return nil
@@ -294,8 +368,58 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if !p.enter() {
 		return errors.New("closed")
 	}
-	resp.Body = p.delayBody(resp.Request.Context(), resp.Body)
+	cut, _ := resp.Request.Context().Value(cutKey{}).(<-chan struct{})
+	resp.Body = p.delayBody(resp.Request.Context(), resp.Body, cut)
 	return nil
+}
+
+// status is an error the proxy answers with in the API server's place: a
+// Kubernetes Status in JSON, which client-go turns into the apierrors error
+// of its reason. A 429 carries Retry-After: 1 (and the same in the Status's
+// details), as kube-apiserver's own do.
+type status struct {
+	code    int
+	reason  metav1.StatusReason
+	message string
+}
+
+func (s status) encode() (http.Header, []byte) {
+	st := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  s.message,
+		Reason:   s.reason,
+		Code:     int32(s.code),
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	if s.code == http.StatusTooManyRequests {
+		st.Details = &metav1.StatusDetails{RetryAfterSeconds: 1}
+		h.Set("Retry-After", "1")
+	}
+	body, _ := json.Marshal(st) // plain fields: it cannot fail
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	return h, body
+}
+
+// write answers a request with s.
+func (s status) write(w http.ResponseWriter) {
+	h, body := s.encode()
+	for k, v := range h {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(s.code)
+	_, _ = w.Write(body)
+}
+
+// replace makes resp s, in place of what the API server answered.
+func (s status) replace(resp *http.Response) {
+	h, body := s.encode()
+	resp.StatusCode = s.code
+	resp.Status = fmt.Sprintf("%d %s", s.code, http.StatusText(s.code))
+	resp.Header = h
+	resp.Trailer = nil
+	resp.ContentLength = int64(len(body))
+	resp.Body = io.NopCloser(bytes.NewReader(body))
 }
 
 // IsPodWatch reports whether r is a pod watch: a GET of the core group's

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/reconcilekit/reconcilekit/internal/controlplane/faultproxy"
@@ -282,8 +284,9 @@ type seen struct {
 	body                []byte
 }
 
-// TestPassThrough: with a pod watch delay of an hour and the clock never
-// moving, lists, other watches and writes come through at once, their
+// TestPassThrough: with a pod watch delay of an hour, the clock never
+// moving and pod watches held, lists, other watches and writes come
+// through at once, their
 // bodies byte for byte and their headers unchanged, both ways; the
 // response headers are those of a direct request to the upstream.
 func TestPassThrough(t *testing.T) {
@@ -319,6 +322,8 @@ func TestPassThrough(t *testing.T) {
 		t.Run(proto.name, func(t *testing.T) {
 			p := startProxy(t, up, testingclock.NewFakeClock(t0))
 			p.SetPodWatchDelay(time.Hour)
+			p.HoldPodWatches(true)
+			p.CutPodWatches()
 			c := newClient(t, up, proto.major)
 			for _, rq := range []struct{ method, target string }{
 				{"GET", "/api/v1/namespaces/ns/pods"},
@@ -375,6 +380,7 @@ func TestPassThrough(t *testing.T) {
 			st := p.Stats()
 			assert.Equal(t, int64(10), st.Requests)
 			assert.Zero(t, st.PodWatches)
+			assert.Zero(t, st.PodWatchesHeld)
 		})
 	}
 }
@@ -499,5 +505,102 @@ func TestUpstreamDown(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	}
+}
+
+// recorder is a fake kube-apiserver for requests other than watches: it
+// records each and answers with a body derived from it, 201 for a POST and
+// 200 otherwise, except in namespace "refused", where it answers 403.
+type recorder struct {
+	mu   sync.Mutex
+	seen []seen
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rec.mu.Lock()
+	rec.seen = append(rec.seen, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body})
+	rec.mu.Unlock()
+	resp := payload(r.Method+r.URL.String(), 3000)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Audit-Id", "a1b2")
+	h.Set("Content-Length", fmt.Sprint(len(resp)))
+	switch {
+	case strings.Contains(r.URL.Path, "/namespaces/refused/"):
+		w.WriteHeader(http.StatusForbidden)
+	case r.Method == http.MethodPost:
+		w.WriteHeader(http.StatusCreated)
+	}
+	_, _ = w.Write(resp)
+}
+
+// all is a copy of what rec has received, oldest first.
+func (rec *recorder) all() []seen {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]seen(nil), rec.seen...)
+}
+
+// send makes a request with body to base+target and reads the response.
+func send(t *testing.T, c *http.Client, base, method, target string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+target, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer token")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, b
+}
+
+// passesThrough sends the same request to the upstream directly and
+// through p, and checks that p altered nothing: rec got the same request
+// twice, and the client the same response.
+func passesThrough(t *testing.T, c *http.Client, up *httptest.Server, p *faultproxy.Proxy, rec *recorder, method, target string) {
+	t.Helper()
+	name := method + " " + target
+	body := payload("request "+name, 3000)
+	before := len(rec.all())
+	direct, directBody := send(t, c, up.URL, method, target, body)
+	proxied, proxiedBody := send(t, c, p.URL(), method, target, body)
+	assert.Equal(t, direct.StatusCode, proxied.StatusCode, name)
+	assert.Equal(t, directBody, proxiedBody, name)
+	direct.Header.Del("Date")
+	proxied.Header.Del("Date")
+	assert.Equal(t, direct.Header, proxied.Header, name)
+	got := rec.all()[before:]
+	require.Len(t, got, 2, "%s: the upstream got both", name)
+	for _, g := range got {
+		u, err := url.Parse(target)
+		require.NoError(t, err)
+		assert.Equal(t, []any{method, u.Path, u.RawQuery, body, "Bearer token"},
+			[]any{g.method, g.path, g.query, g.body, g.header.Get("Authorization")}, name)
+	}
+}
+
+// isStatus checks that resp, with body b, is a Kubernetes Status of the
+// proxy's with code and reason (and, for a 429, Retry-After: 1).
+func isStatus(t *testing.T, resp *http.Response, b []byte, code int, reason metav1.StatusReason) {
+	t.Helper()
+	require.Equal(t, code, resp.StatusCode, "body: %s", b)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var st metav1.Status
+	require.NoError(t, json.Unmarshal(b, &st))
+	assert.Equal(t, "Status", st.Kind)
+	assert.Equal(t, "v1", st.APIVersion)
+	assert.Equal(t, metav1.StatusFailure, st.Status)
+	assert.Equal(t, reason, st.Reason)
+	assert.Equal(t, int32(code), st.Code)
+	assert.Contains(t, st.Message, "faultproxy: ")
+	if code == http.StatusTooManyRequests {
+		assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+		require.NotNil(t, st.Details)
+		assert.Equal(t, int32(1), st.Details.RetryAfterSeconds)
+	} else {
+		assert.Empty(t, resp.Header.Values("Retry-After"))
 	}
 }

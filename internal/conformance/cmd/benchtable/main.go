@@ -2,7 +2,7 @@
 // -benchmem -count N` in this module and prints one table: per case the
 // median ns/op, B/op and allocs/op of reconcilekit and of the real upstream
 // code over the N runs, and the speed ratio (upstream time / reconcilekit
-// time), followed by the goals of issue 12 and whether they hold.
+// time), followed by the speed goals and whether they hold.
 package main
 
 import (
@@ -75,7 +75,7 @@ func run(in io.Reader, out io.Writer) error {
 	return nil
 }
 
-// goals prints the three speed goals of issue 12 and whether they hold.
+// goals prints the three speed goals (ForDeletion, status.Calculate, expectations) and whether they hold.
 func goals(out io.Writer, ratio, allocs map[string]float64) {
 	check := func(name string, cases []string, ok func(c string) bool) {
 		sort.Strings(cases)
