@@ -333,7 +333,7 @@ func TestTrackerZeroValue(t *testing.T) {
 	assert.True(t, tr.Satisfied(rsKey), "never set (R-2.6)")
 
 	tr.ExpectCreations(rsKey, 1)
-	assert.False(t, tr.Satisfied(rsKey), "a fresh record on the real clock is not expired")
+	assert.False(t, tr.Satisfied(rsKey), "a fresh record on the real clock, upstream's only clock, is not expired (R-2.10)")
 	tr.ExpectDeletions(rsKey, []string{"default/a"})
 	tr.DeletionObserved(rsKey, "default/a")
 	assert.True(t, tr.Satisfied(rsKey))
@@ -362,7 +362,7 @@ func TestTrackerKeysAreIndependent(t *testing.T) {
 		assert.Equal(t, want, adds, "key %q", k)
 	}
 	_, _, ok := tr.Pending("other/web")
-	assert.False(t, ok)
+	assert.False(t, ok, "no record, no counters (R-2.9)")
 }
 
 func TestExpectDeletionsDoesNotKeepOrModifyPodKeys(t *testing.T) {

@@ -78,6 +78,12 @@ func TestDeletionCost(t *testing.T) {
 	}{
 		{"R-6.13 absent annotation is 0", func() (int32, error) { return podrank.DeletionCost(pt.New("a")) }, 0, true},
 		{"R-6.13 other annotations are ignored", func() (int32, error) { return podrank.DeletionCost(pt.New("a", pt.Annotation("x", "5"))) }, 0, true},
+		{"R-1.6 the key is exactly controller.kubernetes.io/pod-deletion-cost", func() (int32, error) {
+			return podrank.DeletionCost(pt.New("a", pt.Annotation("controller.kubernetes.io/pod-deletion-cost", "5")))
+		}, 5, true},
+		{"R-1.6 a near miss of the key is ignored", func() (int32, error) {
+			return podrank.DeletionCost(pt.New("a", pt.Annotation("controller.kubernetes.io/pod-deletion-costs", "5")))
+		}, 0, true},
 		{"R-6.13 present annotation is parsed", func() (int32, error) { return podrank.DeletionCost(pt.New("a", pt.DeletionCost("-42"))) }, -42, true},
 		{"R-6.13 empty annotation is invalid", func() (int32, error) { return podrank.DeletionCost(pt.New("a", pt.DeletionCost(""))) }, 0, false},
 		{"nil pod is 0", func() (int32, error) { return podrank.DeletionCost(nil) }, 0, true},

@@ -31,7 +31,7 @@ func patchFor(shape, pod string) string { return strings.ReplaceAll(shape, "%s",
 
 var podsResource = schema.GroupResource{Resource: "pods"}
 
-// which pods a sync claims, adopts and releases.
+// which pods a sync claims, adopts and releases.
 func TestClaim(t *testing.T) {
 	t0 := podtest.Epoch
 	rs := recRS(5) // replicas high enough that nothing is deleted

@@ -119,7 +119,8 @@ func TestManageReplicasExpectsBeforeFirstCreate(t *testing.T) {
 }
 
 // The pod sent to CreatePod: namespace, GenerateName, deep copies of the
-// template's metadata and spec, and a controller ownerRef (R-9.2 step 3).
+// template's metadata and spec, and a controller ownerRef (R-9.2 step 3,
+//
 func TestManageReplicasBuildsPodFromTemplate(t *testing.T) {
 	rs := recRS(2)
 	before := rs.DeepCopy()

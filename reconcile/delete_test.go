@@ -263,7 +263,8 @@ func TestManageReplicasDeletePanic(t *testing.T) {
 	assert.Equal(t, []string{"default/web-0", "default/web-2"}, s.DeletionKeys)
 }
 
-// ManageReplicas counts active as given, as upstream: filtering out
+// ManageReplicas counts active as given, as upstream (diff = len(active) −
+// replicas, R-9.1): filtering out
 // terminating pods is the caller's job (Sync does it, R-10.5).
 func TestManageReplicasCountsActiveAsGiven(t *testing.T) {
 	rs := recRS(1)

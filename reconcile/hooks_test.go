@@ -64,8 +64,8 @@ func TestHooksCreate(t *testing.T) {
 	}
 }
 
-// the deletion age ratio is a victim's age over the youngest ready
-// pod's age, computed without dividing by zero.
+// the deletion age ratio is a victim's age over the youngest
+// ready pod's age, computed without dividing by zero.
 func TestHooksDeletionAgeRatio(t *testing.T) {
 	now := podtest.Epoch.Add(time.Hour)
 	rs := recRS(0)

@@ -39,7 +39,7 @@ func TestKeys(t *testing.T) {
 		want string
 	}{
 		{"R-1.7 pod key", reconcile.PodKey(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}), "ns/p"},
-		{"R-1.7 pod key keeps the slash without namespace", reconcile.PodKey(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}), "/p"},
+		{"R-1.7, R-12.9 pod key keeps the slash without namespace", reconcile.PodKey(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}), "/p"},
 		{"nil pod", reconcile.PodKey(nil), ""},
 		{"R-1.7 owner key", reconcile.OwnerKey("ns", "rs"), "ns/rs"},
 		{"R-1.7 owner key without namespace", reconcile.OwnerKey("", "rs"), "rs"},

@@ -288,7 +288,7 @@ func TestSyncErrors(t *testing.T) {
 	}{
 		{name: "R-10.4 invalid selector is terminal", key: "default/web", rs: badSel, wantTerminal: true, wantContains: "invalid selector"},
 		{name: "negative replicas is terminal", key: "default/web", rs: negative, wantTerminal: true, wantContains: "negative"},
-		{name: "malformed key is terminal", key: "a/b/c", rs: recRS(1), wantTerminal: true, wantContains: "malformed owner key"},
+		{name: "R-10.1 malformed key is terminal", key: "a/b/c", rs: recRS(1), wantTerminal: true, wantContains: "malformed owner key"},
 		{name: "empty key is terminal", key: "", rs: recRS(1), wantTerminal: true, wantContains: "malformed owner key"},
 		{name: "Describe error is terminal", key: "default/web", rs: recRS(1), wantTerminal: true, wantIs: errRecQuota,
 			describe: func(*appsv1.ReplicaSet) (reconcile.Owner, error) { return reconcile.Owner{}, errRecQuota }},

@@ -204,7 +204,7 @@ func TestPodControlErrors(t *testing.T) {
 	assert.True(t, apierrors.IsInternalError(err), "other errors unchanged")
 }
 
-// a failed status write is retried once on a fresh GET; at most two
+// a failed status write is retried once on a fresh GET; at most two
 // updates and one GET; the GET's error wins when it fails.
 func TestReplicaSetStatusRetry(t *testing.T) {
 	rs := replicaSet("web", 1)

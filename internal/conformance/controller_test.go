@@ -550,8 +550,9 @@ func podNames(t *rapid.T, c *cluster) []string {
 // new UID between two events; after every step, once both have settled, it
 // compares the pods (names, labels, controller refs, terminating, cost),
 // the writes of the step (creates, deleted and patched pod names, status
-// writes), each ReplicaSet's status, the expectations and the pending
-// delayed requeues.
+// writes), each ReplicaSet's status (written in the same sync as the
+// creates and deletes, from the pods listed before them: ), the
+// expectations and the pending delayed requeues.
 //
 // The selectors do not overlap: a pod matching two orphan-seeking
 // ReplicaSets goes to whichever syncs first, which upstream leaves to the

@@ -167,7 +167,7 @@ func (e *env) total(count func(controller.Report) int) int {
 func ptr[T any](v T) *T { return &v }
 
 // The status write makes at most 2 UpdateStatus calls and 1 GET, keeps the
-// acted-on generation on the retry, and skips the write when
+// acted-on generation on the retry (R-8.7, at most two updates: ), and skips the write when
 // nothing changed. Driven through a plain fake clientset whose
 // UpdateStatus always fails.
 func TestStatusWriteRetriesOnce(t *testing.T) {
