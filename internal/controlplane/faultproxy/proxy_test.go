@@ -469,6 +469,75 @@ func TestClose(t *testing.T) {
 	}
 }
 
+// TestCloseWithFaults: after every fault has struck, with pod watches held,
+// writes failing and a pod watch open with bytes held back, Close returns
+// and leaves no goroutine behind.
+func TestCloseWithFaults(t *testing.T) {
+	const pods = "/api/v1/namespaces/ns/pods"
+	fu := newWatchUpstream(pods)
+	up := newUpstream(t, fu)
+	baseline := runtime.NumGoroutine()
+	clk := testingclock.NewFakeClock(t0)
+	u, err := url.Parse(up.URL)
+	require.NoError(t, err)
+	p, err := faultproxy.Start(faultproxy.Options{Upstream: u, UpstreamTLS: &tls.Config{RootCAs: pool(up)},
+		Certificate: up.TLS.Certificates[0], Clock: clk})
+	require.NoError(t, err)
+	clients := map[int]*http.Client{}
+	for _, proto := range protocols {
+		c := newClient(t, up, proto.major)
+		clients[proto.major] = c
+		cut := openStream(t, c, p.URL()+pods+"?watch=true", proto.major)
+		p.HoldPodWatches(true)
+		p.CutPodWatches()
+		require.Equal(t, io.EOF, cut.end(t))
+		resp, _ := send(t, c, p.URL(), "GET", pods+"?watch=true", nil)
+		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		p.DropPodCreateResponses(1)
+		resp, _ = send(t, c, p.URL(), "POST", pods, nil)
+		require.Equal(t, http.StatusGatewayTimeout, resp.StatusCode)
+		p.HoldPodWatches(false)
+		require.NoError(t, p.FailWrites(1, 500))
+		resp, _ = send(t, c, p.URL(), "PUT", pods+"/web-1", nil)
+		require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+		require.NoError(t, p.FailWrites(0, 0))
+	}
+	var open []*stream
+	for _, proto := range protocols {
+		open = append(open, openStream(t, clients[proto.major], p.URL()+pods+"?watch=true", proto.major))
+	}
+	p.SetPodWatchDelay(time.Hour)
+	p.HoldPodWatches(true)
+	require.NoError(t, p.FailWrites(1, 429))
+	fu.feeds[pods] <- "held\n" // to one of the two open watches
+	waitIn(t, p, len("held\n"))
+
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(failsafe):
+		t.Fatal("failsafe: Close did not return")
+	}
+	for _, s := range open {
+		err := s.end(t)
+		assert.Error(t, err)
+		assert.NotEqual(t, io.EOF, err, "Close cuts with an error, not a clean end")
+	}
+	st := p.Stats()
+	assert.Equal(t, []int64{2, 2, 2, 2}, []int64{st.PodWatchesCut, st.PodWatchesHeld, st.PodCreateResponsesDropped, st.WritesFailed})
+
+	assert.NotContains(t, stacks(), "controlplane/faultproxy.")
+	deadline := time.Now().Add(failsafe)
+	for runtime.NumGoroutine() > baseline+1 { // +1: the Close goroutine above, if not yet gone
+		if time.Now().After(deadline) {
+			t.Fatalf("failsafe: %d goroutines, %d before the proxy started:\n%s", runtime.NumGoroutine(), baseline, stacks())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func stacks() string {
 	buf := make([]byte, 1<<20)
 	return string(buf[:runtime.Stack(buf, true)])
