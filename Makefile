@@ -10,6 +10,7 @@
 #   make controlplane  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (cached)
 #   make e2e-test      the control-plane tests against those real binaries (part of make test)
 #   make demo-cluster  the ReplicaSet demo against a real control plane, with write counts
+#   make compare       upstream's ReplicaSet controller against the examples' on real control planes, one table (long)
 #   make conformance-test  differential tests against the real k8s.io/kubernetes
 #               v1.37.2 (internal/conformance), >= 100,000 cases; part of make test
 #   make conformance       the same with >= 1,000,000 cases (long)
@@ -49,7 +50,7 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream figures
+.PHONY: all test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream figures compare
 
 all: test
 
@@ -147,6 +148,12 @@ e2e-test:
 	@cd internal/controlplane && ( $(GO) run ./cmd/controlplane build >/dev/null || [ -z "$$CI" ] ) && \
 		echo "go test -race (internal/controlplane, real control plane)" && \
 		$(GO) test -race -count=1 -timeout $(E2E_TIMEOUT) ./...
+
+# COMPARE_ARGS, e.g. -runs 5, -pods 10000, -contenders 0,2; see
+# `go run ./cmd/controlplane compare -h` in internal/controlplane.
+COMPARE_ARGS ?=
+compare:
+	cd internal/controlplane && $(GO) run ./cmd/controlplane compare $(COMPARE_ARGS)
 
 demo-cluster:
 	cd internal/controlplane && $(GO) run ./cmd/controlplane demo $(DEMO_CLUSTER_ARGS)

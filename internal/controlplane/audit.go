@@ -29,6 +29,12 @@ rules:
 // Kwok); every one of them is in system:masters.
 const AdminUser = "admin"
 
+// ControllerUser is a user of its own for the controller under test (in
+// system:masters like every user here), so that its writes stand apart from
+// the admin's and kube-controller-manager's in [ControlPlane.Writes]: give
+// it a kubeconfig from [ControlPlane.FaultProxy] or [ControlPlane.Kubeconfig].
+const ControllerUser = "controller-under-test"
+
 // Write is one kind of write in kube-apiserver's audit log.
 type Write struct {
 	User        string // AdminUser, or a component name (KubeControllerManager, KubeScheduler, Kwok)

@@ -190,7 +190,7 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 	}
 	cp.pki = p
 	cp.tokens = map[string]string{}
-	for _, user := range []string{AdminUser, KubeControllerManager, KubeScheduler, Kwok} {
+	for _, user := range []string{AdminUser, ControllerUser, KubeControllerManager, KubeScheduler, Kwok} {
 		tok, err := randomToken()
 		if err != nil {
 			return fmt.Errorf("controlplane: token: %w", err)
@@ -413,6 +413,60 @@ func (cp *ControlPlane) spawn(name string) error {
 	return nil
 }
 
+// StartProcess starts path with args as a process of the instance, for a
+// controller under test: its output goes to LogPath(name), it gets the
+// components' protection (its own process group, SIGKILL if the launcher
+// dies), and [ControlPlane.Stop] stops it, before the components. It does
+// not wait for anything; it returns the pid. name must not be a
+// component's, nor one already started.
+func (cp *ControlPlane) StartProcess(name, path string, args ...string) (pid int, err error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopped {
+		return 0, errors.New("controlplane: stopped")
+	}
+	if knownComponent(name) || cp.find(name) != nil || name == "" || strings.ContainsAny(name, "/\\") {
+		return 0, fmt.Errorf("controlplane: StartProcess: name %q is taken or invalid", name)
+	}
+	p := &process{name: name, path: path, args: args, logPath: filepath.Join(cp.dir, name+".log")}
+	if err := p.start(); err != nil {
+		return 0, err
+	}
+	cp.procs = append(cp.procs, p)
+	pid = p.cmd.Process.Pid
+	cp.started = append(cp.started, pid)
+	fmt.Fprintf(cp.logw, "controlplane: started %s (pid %d)\n", name, pid)
+	return pid, nil
+}
+
+// StartReplicaSetController starts a second kube-controller-manager, named
+// name, that runs upstream's ReplicaSet controller alone
+// (--controllers=replicaset-controller) and talks to the API server through
+// kubeconfig (for example a [ControlPlane.FaultProxy]'s for
+// [ControllerUser]), with extra flags appended (--kube-api-qps,
+// --concurrent-replicaset-syncs, --feature-gates, …). Start the instance
+// with Options.Controllers leaving replicaset-controller out (the default)
+// so that it owns ReplicaSets alone. It is a process of the instance, as
+// with [ControlPlane.StartProcess].
+func (cp *ControlPlane) StartReplicaSetController(name, kubeconfig string, extra ...string) (pid int, err error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	dir := filepath.Join(cp.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("controlplane: %w", err)
+	}
+	auth := cp.kubeconfigFor(KubeControllerManager)
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + auth, "--authorization-kubeconfig=" + auth,
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port), "--cert-dir=" + dir,
+		"--leader-elect=false",
+		"--controllers=replicaset-controller",
+	}, extra...)
+	return cp.StartProcess(name, cp.binary(KubeControllerManager), args...)
+}
+
 func (cp *ControlPlane) find(name string) *process {
 	for _, p := range cp.procs {
 		if p.name == name {
@@ -432,6 +486,16 @@ func (cp *ControlPlane) proc(name string) *process {
 // in system:masters, the generated CA).
 func (cp *ControlPlane) RESTConfig() *rest.Config {
 	return rest.CopyConfig(cp.config)
+}
+
+// Kubeconfig is the kubeconfig file of user ([AdminUser], [ControllerUser]
+// or a component name), talking to kube-apiserver directly; it is removed by
+// Stop.
+func (cp *ControlPlane) Kubeconfig(user string) (string, error) {
+	if _, ok := cp.tokens[user]; !ok {
+		return "", fmt.Errorf("controlplane: Kubeconfig: unknown user %q", user)
+	}
+	return cp.kubeconfigFor(user), nil
 }
 
 // KubeconfigPath is the admin kubeconfig file; it is removed by Stop.

@@ -353,6 +353,42 @@ func TestStartWithUpstreamReplicaSetController(t *testing.T) {
 	})
 }
 
+// Upstream's ReplicaSet controller in a kube-controller-manager of its own,
+// as make compare runs it: behind a fault proxy, as ControllerUser, so that
+// its writes stand apart; Stop stops it with the rest.
+func TestStartReplicaSetControllerOfItsOwn(t *testing.T) {
+	cp := start(t, controlplane.Options{Nodes: 1, AuditWrites: true})
+	ctx := testContext(t)
+	client, err := kubernetes.NewForConfig(cp.RESTConfig())
+	require.NoError(t, err)
+	proxy, kubeconfig, err := cp.FaultProxy(controlplane.ControllerUser)
+	require.NoError(t, err)
+	pid, err := cp.StartReplicaSetController("rs-only", kubeconfig, "--kube-api-qps=50", "--concurrent-replicaset-syncs=2")
+	require.NoError(t, err)
+	assert.Contains(t, cp.PIDs(), pid)
+	_, err = cp.StartProcess("rs-only", "/bin/true")
+	assert.Error(t, err, "a name already started")
+	_, err = cp.StartProcess(controlplane.KubeAPIServer, "/bin/true")
+	assert.Error(t, err, "a component's name")
+
+	rss := client.AppsV1().ReplicaSets(metav1.NamespaceDefault)
+	_, err = rss.Create(ctx, testReplicaSet("own", 3), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitFor(t, ctx, "3 ready and available replicas", func(ctx context.Context) (bool, error) {
+		rs, err := rss.Get(ctx, "own", metav1.GetOptions{})
+		return err == nil && rs.Status.ObservedGeneration == rs.Generation &&
+			rs.Status.ReadyReplicas == 3 && rs.Status.AvailableReplicas == 3, err
+	})
+	writes, err := cp.Writes()
+	require.NoError(t, err)
+	assert.Equal(t, 3, writes.Sum(controlplane.ControllerUser, "create", "pods", "", 201), "the controller's creates, as its own user")
+	assert.Zero(t, writes.Sum(controlplane.KubeControllerManager, "create", "pods", "", 0), "the main kube-controller-manager created pods")
+	assert.Positive(t, proxy.Stats().PodWatches, "its pod watch went through the proxy")
+
+	require.NoError(t, cp.Stop())
+	assertLeftNothing(t, cp.PIDs(), cp.Ports(), cp.Dir())
+}
+
 // A component that cannot start makes Start fail with its log's tail, after
 // stopping what had been started.
 func TestStartFailureReportsLogTail(t *testing.T) {

@@ -7,6 +7,9 @@
 //	controlplane demo [flags] [-- demo flags]
 //	                                run the examples' ReplicaSet demo against a fresh control plane,
 //	                                print per-phase times and kube-apiserver's write counts, clean up
+//	controlplane compare [flags]    the same workload under upstream's ReplicaSet controller (its own
+//	                                kube-controller-manager) and the examples' controller, each behind
+//	                                a fault proxy on a fresh control plane per run; one table (make compare)
 //
 // Every process it starts is stopped, by pid, on exit, also on SIGINT or SIGTERM.
 package main
@@ -31,8 +34,9 @@ const usage = `Usage:
   controlplane build
   controlplane up [flags]
   controlplane demo [flags] [-- flags of the replicaset demo]
+  controlplane compare [flags]
 
-Run "controlplane up -h" or "controlplane demo -h" for the flags.
+Run "controlplane up -h", "controlplane demo -h" or "controlplane compare -h" for the flags.
 `
 
 func main() {
@@ -52,6 +56,8 @@ func main() {
 		err = runUp(ctx, os.Args[2:])
 	case "demo":
 		err = runDemo(ctx, os.Args[2:], os.Stdout)
+	case "compare":
+		err = runCompare(ctx, os.Args[2:], os.Stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return

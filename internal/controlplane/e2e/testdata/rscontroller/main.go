@@ -35,22 +35,25 @@ func main() {
 	workers := flag.Int("workers", 5, "sync workers")
 	ttl := flag.Duration("expectations-ttl", 0, "expectations timeout (0: upstream's 5 minutes)")
 	gate := flag.Bool("consistency-gate", true, "defer syncs while the informers are older than the controller's own writes (upstream's StaleControllerConsistencyReplicaSet)")
+	qps := flag.Float64("qps", 100, "client QPS (rest.Config.QPS)")
+	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
+	quiet := flag.Bool("quiet", false, "print no line per sync (make compare measures the controller's CPU)")
 	flag.Parse()
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
-	if err := run(*kubeconfig, *namespace, *workers, opts); err != nil {
+	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, workers int, opts controller.Options) error {
+func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, opts controller.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
 	}
-	rc.QPS, rc.Burst = 100, 200
+	rc.QPS, rc.Burst = qps, burst
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -64,6 +67,9 @@ func run(kubeconfig, namespace string, workers int, opts controller.Options) err
 	var mu sync.Mutex
 	opts.Recorder = recorder
 	opts.OnSync = func(r controller.Report) {
+		if quiet {
+			return
+		}
 		d := r.Sync.Diff
 		if r.Err == nil && !r.Wrote && d == 0 && r.Adopted == 0 && r.Released == 0 {
 			return

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSpread(t *testing.T) {
+	assert.Equal(t, "3.0 s", spread([]float64{3, 3, 3}, "%.1f s"))
+	assert.Equal(t, "2.0 s (1.0–9.0 s)", spread([]float64{9, 1, 2}, "%.1f s"), "median of odd count, range with the unit once")
+	assert.Equal(t, "15 (10–20)", spread([]float64{20, 10}, "%.0f"), "median of even count")
+}
+
+func TestProcReadings(t *testing.T) {
+	cpu0, err := procCPU(os.Getpid())
+	require.NoError(t, err)
+	// Spin until the reading moves (it counts 10 ms ticks), for at most 5 s.
+	grew := false
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !grew; {
+		x := 0
+		for i := range 1_000_000 {
+			x += i
+		}
+		_ = x
+		cpu1, err := procCPU(os.Getpid())
+		require.NoError(t, err)
+		grew = cpu1 > cpu0
+	}
+	assert.True(t, grew, "the CPU time read from /proc/self/stat grows while the test spins")
+	rss, err := procPeakRSS(os.Getpid())
+	require.NoError(t, err)
+	assert.Positive(t, rss, "a running test has a resident set")
+
+	_, err = procCPU(-1)
+	assert.Error(t, err, "no such process")
+}
