@@ -19,6 +19,13 @@
 //     pods whose deletion was requested.
 //   - Time is a [fakeclock.Clock] that moves only when the test says so.
 //
+// Why it is not adapters/clientgo/fakecluster, the simulated cluster of the
+// examples, the demo and the adapters' tests: the root module may not
+// depend on client-go, and the rapid model-based tests here need a cluster
+// that moves only when the test says so — which event arrives, when, twice
+// or never — where fakecluster runs client-go's own informers on their own
+// goroutines. The two share no code: this one models pods only.
+//
 // What it does not model, honestly:
 //   - Only pods are stored. Owners (a ReplicaSet from [NewReplicaSet]) live
 //     in the test; there is no ReplicaSet API, no status subresource, no
