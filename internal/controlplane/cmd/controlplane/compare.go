@@ -49,6 +49,7 @@ type compareConfig struct {
 	qps                        float64
 	burst, workers             int
 	phaseTimeout               time.Duration
+	fault                      string
 	rsBin                      string
 	opts                       controlplane.Options
 }
@@ -87,6 +88,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&c.burst, "burst", 200, "client burst of every contender (--kube-api-burst, rest.Config.Burst)")
 	fs.IntVar(&c.workers, "workers", 5, "sync workers of every contender (--concurrent-replicaset-syncs, -workers)")
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "give up on a phase that has not converged by then")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout)")
 	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–3; default all)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
@@ -105,6 +107,11 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if c.runs < 1 || c.pods < 1 || c.final < 0 || c.final > c.pods || c.disrupt < 0 || c.disrupt > c.pods {
 		return errors.New("controlplane: compare: want -runs ≥ 1, -pods ≥ 1, 0 ≤ -final ≤ -pods, 0 ≤ -disrupt ≤ -pods")
+	}
+	switch c.fault {
+	case "none", "lost-creates", "failing-writes":
+	default:
+		return fmt.Errorf("controlplane: compare: -fault: unknown fault %q", c.fault)
 	}
 	chosen := contenders
 	if *only != "" {
@@ -174,7 +181,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		return runResult{}, err
 	}
 	defer cp.Stop()
-	_, kubeconfig, err := cp.FaultProxy(controlplane.ControllerUser)
+	proxy, kubeconfig, err := cp.FaultProxy(controlplane.ControllerUser)
 	if err != nil {
 		return runResult{}, err
 	}
@@ -217,8 +224,17 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		return runResult{}, fmt.Errorf("the controller did not take the ReplicaSet up: %w", err)
 	}
 
+	switch c.fault {
+	case "lost-creates":
+		proxy.DropPodCreateResponses(50)
+	case "failing-writes":
+		if err := proxy.FailWrites(0.1, 500); err != nil {
+			return runResult{}, err
+		}
+	}
 	var res runResult
 	for _, ph := range phases {
+		stats0 := proxy.Stats()
 		before, err := cp.Writes()
 		if err != nil {
 			return res, err
@@ -274,6 +290,10 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 				m.fails += n
 			}
 		}
+		// Writes the proxy failed or whose response it dropped never
+		// show as failures in the audit log.
+		stats1 := proxy.Stats()
+		m.fails += int(stats1.WritesFailed-stats0.WritesFailed) + int(stats1.PodCreateResponsesDropped-stats0.PodCreateResponsesDropped)
 		res.phases = append(res.phases, m)
 	}
 	res.extra = w.maxExtra()
@@ -474,8 +494,8 @@ func procPeakRSS(pid int) (int64, error) {
 // printComparison prints one Markdown table: per contender and phase the
 // median and the min–max over the runs.
 func printComparison(out io.Writer, c compareConfig, chosen []contender, phases []phase, results [][]runResult, took time.Duration) {
-	fmt.Fprintf(out, "make compare: %d run(s) per contender, %d pods, %d nodes, client QPS %g burst %d, %d workers; %s; took %v\n\n",
-		c.runs, c.pods, c.opts.Nodes, c.qps, c.burst, c.workers, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
+	fmt.Fprintf(out, "make compare: fault %s; %d run(s) per contender, %d pods, %d nodes, client QPS %g burst %d, %d workers; %s; took %v\n\n",
+		c.fault, c.runs, c.pods, c.opts.Nodes, c.qps, c.burst, c.workers, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
 	fmt.Fprintln(out, "| controller | phase | time to converged status | pod creates | pod deletes | status writes | CPU | peak RSS | most pods above desired | failed writes |")
 	fmt.Fprintln(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for i, k := range chosen {
@@ -506,7 +526,7 @@ func printComparison(out io.Writer, c compareConfig, chosen []contender, phases 
 				spread(col(func(m measured) float64 { return float64(m.fails) }), "%.0f"))
 		}
 	}
-	fmt.Fprintln(out, "\n(median, and min–max over the runs when they differ; peak RSS and pods above desired are per run, shown on the first phase; CPU is the controller process's user+system time from /proc; writes are the controller's own, from kube-apiserver's audit log)")
+	fmt.Fprintln(out, "\n(median, and min–max over the runs when they differ; peak RSS and pods above desired are per run, shown on the first phase; CPU is the controller process's user+system time from /proc; writes are the controller's own that reached kube-apiserver, from its audit log; failed writes add those the fault proxy failed or whose response it dropped)")
 }
 
 // spread formats the median of v, and its range when the values differ.
