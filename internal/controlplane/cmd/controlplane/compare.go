@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/reconcilekit/reconcilekit/internal/controlplane"
+	"github.com/reconcilekit/reconcilekit/internal/controlplane/faultproxy"
 )
 
 // A contender is one ReplicaSet controller under comparison, started as a
@@ -50,6 +51,7 @@ type compareConfig struct {
 	burst, workers             int
 	phaseTimeout               time.Duration
 	fault                      string
+	lag, touch                 time.Duration
 	rsBin                      string
 	opts                       controlplane.Options
 }
@@ -88,7 +90,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&c.burst, "burst", 200, "client burst of every contender (--kube-api-burst, rest.Config.Burst)")
 	fs.IntVar(&c.workers, "workers", 5, "sync workers of every contender (--concurrent-replicaset-syncs, -workers)")
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "give up on a phase that has not converged by then")
-	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout)")
+	fs.DurationVar(&c.lag, "lag", 5*time.Minute+30*time.Second, "-fault informer-lag: how long the controller's pod watch is delayed during the scale-up")
+	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout)")
 	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–3; default all)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
@@ -109,7 +113,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("controlplane: compare: want -runs ≥ 1, -pods ≥ 1, 0 ≤ -final ≤ -pods, 0 ≤ -disrupt ≤ -pods")
 	}
 	switch c.fault {
-	case "none", "lost-creates", "failing-writes":
+	case "none", "lost-creates", "failing-writes", "informer-lag":
 	default:
 		return fmt.Errorf("controlplane: compare: -fault: unknown fault %q", c.fault)
 	}
@@ -233,7 +237,11 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		}
 	}
 	var res runResult
-	for _, ph := range phases {
+	var lagging sync.WaitGroup
+	defer lagging.Wait()
+	lagCtx, endLag := context.WithCancel(ctx)
+	defer endLag()
+	for i, ph := range phases {
 		stats0 := proxy.Stats()
 		before, err := cp.Writes()
 		if err != nil {
@@ -258,13 +266,23 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			adds = ph.disrupt
 		} else {
 			w.setDesired(ph.desired)
+			if i == 0 && c.fault == "informer-lag" {
+				proxy.SetPodWatchDelay(c.lag)
+			}
 			patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, ph.desired)
 			if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 				return res, err
 			}
+			if i == 0 && c.fault == "informer-lag" {
+				lagging.Go(func() { lagScenario(lagCtx, client, proxy, ns, name, c.lag, c.touch) })
+			}
 		}
 		w.resetAdds()
-		if err := waitConverged(ctx, client, ns, name, ph.desired, adds, w, c.phaseTimeout); err != nil {
+		timeout := c.phaseTimeout
+		if i == 0 && c.fault == "informer-lag" {
+			timeout += c.lag
+		}
+		if err := waitConverged(ctx, client, ns, name, ph.desired, adds, w, timeout); err != nil {
 			return res, fmt.Errorf("%s: %w", ph.name, err)
 		}
 		took := time.Since(t0)
@@ -301,6 +319,28 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		return res, err
 	}
 	return res, nil
+}
+
+// lagScenario touches the ReplicaSet at touch (a sync past the expectations'
+// expiry, while the pod watch still lags) and lifts the watch delay at lag.
+func lagScenario(ctx context.Context, client kubernetes.Interface, proxy *faultproxy.Proxy, ns, name string, lag, touch time.Duration) {
+	t0 := time.Now()
+	sleep := func(until time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Until(t0.Add(until))):
+			return true
+		}
+	}
+	if touch < lag && sleep(touch) {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcilekit.io/touched":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
+		if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			fmt.Fprintf(os.Stderr, "compare: touching the ReplicaSet: %v\n", err)
+		}
+	}
+	sleep(lag)
+	proxy.SetPodWatchDelay(0)
 }
 
 func compareReplicaSet(name string, replicas int32) *appsv1.ReplicaSet {
