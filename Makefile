@@ -67,13 +67,14 @@ vet:
 # fetched as the Go module golang.org/x/vulndb through the module proxy (this
 # machine cannot reach vuln.go.dev); govulncheck reads its data/osv directory
 # of OSV files directly. It fails on any vulnerability our code can reach, in
-# a module we require or in the standard library of the Go it runs on.
+# a module we require or in the standard library of the Go it runs on. It
+# checks the library's modules (LIBRARY_MODULES, below), which users build.
 GOVULNCHECK   := $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 VULNDB        := golang.org/x/vulndb@v0.0.0-20261105234957-e22db6528018
 vulncheck:
 	@db=$$($(GO) mod download -json $(VULNDB) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	test -n "$$db" || { echo "vulncheck: could not download $(VULNDB)"; exit 1; }; \
-	for m in $(MODULES); do echo "govulncheck ($$m)"; (cd $$m && $(GOVULNCHECK) -db "file://$$db/data/osv" ./...) || exit 1; done
+	for m in $(LIBRARY_MODULES); do echo "govulncheck ($$m)"; (cd $$m && $(GOVULNCHECK) -db "file://$$db/data/osv" ./...) || exit 1; done
 
 # Every package and test of the library's modules must build for 32-bit
 # targets (int is 32 bits there). internal/controlplane and internal/conformance
