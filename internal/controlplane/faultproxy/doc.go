@@ -45,9 +45,11 @@
 //     and API server side), one handler goroutine per request and one reader
 //     goroutine per pod watch. [Proxy.Close] stops the server, ends every
 //     open request, returns only when every handler and reader goroutine has
-//     returned, and closes every connection, client side and API server
-//     side, so that net/http's goroutines end with them. The faults start
-//     no goroutine of their own.
+//     finished (a handler that net/http aborts with http.ErrAbortHandler, as
+//     httputil.ReverseProxy does when a client leaves mid-stream, may still
+//     be unwinding through net/http's recovery), and closes every
+//     connection, client side and API server side, so that net/http's
+//     goroutines end with them. The faults start no goroutine of their own.
 //   - Time comes from [Options.Clock] (nil: real time), so tests of the
 //     delay step a fake clock instead of sleeping.
 //
