@@ -263,6 +263,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			return res, err
 		}
 		adds := 0
+		w.resetAdds() // before the action: its replacements may come at once
 		t0 := time.Now()
 		if ph.disrupt > 0 {
 			victims := w.livePods()
@@ -288,7 +289,6 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 				lagging.Go(func() { lagScenario(lagCtx, client, proxy, ns, name, c.lag, c.touch) })
 			}
 		}
-		w.resetAdds()
 		timeout := c.phaseTimeout
 		if i == 0 && c.fault == "informer-lag" {
 			timeout += c.lag
