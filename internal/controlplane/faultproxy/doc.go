@@ -20,6 +20,11 @@
 //     requests are not forwarded but answered 429 with Retry-After: 1,
 //     which client-go retries without relisting, until released. Lists
 //     are not held.
+//   - Expired pod watches ([Proxy.ExpirePodWatchesBefore]): a pod watch
+//     that resumes from a resourceVersion older than a given one is
+//     answered 410 Expired, as when the API server no longer holds the
+//     events after it, so the client lists again and never sees the
+//     events in between.
 //   - Dropped pod create responses ([Proxy.DropPodCreateResponses]): the
 //     next n pod creates the API server accepts are applied, but the client
 //     gets a 504 Timeout instead of the 201.

@@ -63,6 +63,9 @@ type Stats struct {
 	PodCreateResponsesDropped int64
 	// WritesFailed is the writes [Proxy.FailWrites] refused.
 	WritesFailed int64
+	// PodWatchesExpired is the pod watch requests
+	// [Proxy.ExpirePodWatchesBefore] refused.
+	PodWatchesExpired int64
 }
 
 // Proxy is a running fault proxy made by [Start]. Its methods are safe for
@@ -77,6 +80,7 @@ type Proxy struct {
 
 	requests, podWatches, bytesIn, bytesOut               atomic.Int64
 	watchesCut, watchesHeld, createsDropped, writesFailed atomic.Int64
+	watchesExpired                                        atomic.Int64
 
 	mu sync.Mutex
 	// delay is the pod watch delay; changed is closed (and replaced) when
@@ -98,6 +102,9 @@ type Proxy struct {
 	// CutPodWatches, ending the pod watches admitted before.
 	holdWatches bool
 	cut         chan struct{}
+	// expireBefore is the version pod watches must resume from at least
+	// (0: none is expired).
+	expireBefore uint64
 	// dropCreates is how many more pod create responses to drop.
 	dropCreates int
 	// failPPM is the fraction of writes to fail in millionths, failCode
@@ -254,7 +261,8 @@ func (p *Proxy) Stats() Stats {
 	return Stats{Requests: p.requests.Load(), PodWatches: p.podWatches.Load(),
 		PodWatchBytesIn: p.bytesIn.Load(), PodWatchBytesOut: p.bytesOut.Load(),
 		PodWatchesCut: p.watchesCut.Load(), PodWatchesHeld: p.watchesHeld.Load(),
-		PodCreateResponsesDropped: p.createsDropped.Load(), WritesFailed: p.writesFailed.Load()}
+		PodCreateResponsesDropped: p.createsDropped.Load(), WritesFailed: p.writesFailed.Load(),
+		PodWatchesExpired: p.watchesExpired.Load()}
 }
 
 // Close stops the proxy: it closes the listener and every client
@@ -338,6 +346,10 @@ func (p *Proxy) admit(r *http.Request) (refusal *status, cut <-chan struct{}) {
 		if p.holdWatches {
 			p.watchesHeld.Add(1)
 			return &heldWatch, nil
+		}
+		if p.expired(r) {
+			p.watchesExpired.Add(1)
+			return &expiredWatch, nil
 		}
 		return nil, p.cut
 	case isWrite(r.Method) && p.failNextWrite():
