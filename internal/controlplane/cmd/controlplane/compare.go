@@ -47,11 +47,12 @@ var contenders = []contender{
 // compareConfig is what every run of every contender shares.
 type compareConfig struct {
 	runs, pods, final, disrupt int
+	parallel                   int
 	qps                        float64
 	burst, workers             int
 	phaseTimeout               time.Duration
 	fault                      string
-	lag, touch                 time.Duration
+	lag, touch, touchEvery     time.Duration
 	rsBin                      string
 	opts                       controlplane.Options
 }
@@ -62,6 +63,11 @@ type phase struct {
 	name    string
 	desired int
 	disrupt int // pods deleted behind the controller's back
+	// lostEvent makes the phase scenario (b): the one pod the controller
+	// creates for it is created and deleted while the controller's pod
+	// watch is held, and the watch's history is then gone; the time is
+	// measured from the watch's release.
+	lostEvent bool
 }
 
 // measured is what one phase of one run cost.
@@ -83,6 +89,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	var sf startFlags
 	sf.register(fs, 0)
 	fs.IntVar(&c.runs, "runs", 3, "runs per contender (medians and min–max are printed)")
+	fs.IntVar(&c.parallel, "parallel", 1, "runs at once, each on its own control plane (for the long fault scenarios; times and CPU then include the contention)")
 	fs.IntVar(&c.pods, "pods", 1000, "replicas to scale up to (10000 for the large variant)")
 	fs.IntVar(&c.final, "final", 10, "replicas to scale down to")
 	fs.IntVar(&c.disrupt, "disrupt", 5, "pods deleted behind the controller's back at the peak")
@@ -92,7 +99,8 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "give up on a phase that has not converged by then")
 	fs.DurationVar(&c.lag, "lag", 5*time.Minute+30*time.Second, "-fault informer-lag: how long the controller's pod watch is delayed during the scale-up")
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
-	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout)")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress)")
+	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
 	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–3; default all)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
@@ -109,11 +117,11 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if sf.nodes == 0 {
 		sf.nodes = max(3, c.pods/500+1) // kwok nodes take 1000 pods each
 	}
-	if c.runs < 1 || c.pods < 1 || c.final < 0 || c.final > c.pods || c.disrupt < 0 || c.disrupt > c.pods {
-		return errors.New("controlplane: compare: want -runs ≥ 1, -pods ≥ 1, 0 ≤ -final ≤ -pods, 0 ≤ -disrupt ≤ -pods")
+	if c.runs < 1 || c.parallel < 1 || c.pods < 1 || c.final < 0 || c.final > c.pods || c.disrupt < 0 || c.disrupt > c.pods || c.touchEvery <= 0 {
+		return errors.New("controlplane: compare: want -runs ≥ 1, -parallel ≥ 1, -pods ≥ 1, 0 ≤ -final ≤ -pods, 0 ≤ -disrupt ≤ -pods, -touch-every > 0")
 	}
 	switch c.fault {
-	case "none", "lost-creates", "failing-writes", "informer-lag":
+	case "none", "lost-creates", "failing-writes", "informer-lag", "lost-event":
 	default:
 		return fmt.Errorf("controlplane: compare: -fault: unknown fault %q", c.fault)
 	}
@@ -172,25 +180,66 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		{name: fmt.Sprintf("delete %d", c.disrupt), desired: c.pods, disrupt: c.disrupt},
 		{name: fmt.Sprintf("%d → %d", c.pods, c.final), desired: c.final},
 	}
-	results := make([][]runResult, len(chosen))
-	// Round-robin over the contenders, so that a slow spell of the machine
-	// is shared rather than landing on one of them.
-	for run := range c.runs {
-		for i, k := range chosen {
-			fmt.Fprintf(os.Stderr, "compare: run %d/%d: %s\n", run+1, c.runs, k.name)
-			r, err := compareRun(ctx, c, k, phases)
-			if err != nil {
-				return fmt.Errorf("controlplane: compare: %s, run %d: %w", k.name, run+1, err)
-			}
-			results[i] = append(results[i], r)
-		}
+	if c.fault == "lost-event" {
+		phases = append(phases, phase{name: fmt.Sprintf("lost event, %d → %d", c.final, c.final+1), desired: c.final + 1, lostEvent: true})
+	}
+	results, err := runAll(ctx, c, chosen, phases)
+	if err != nil {
+		return err
 	}
 	printComparison(out, c, chosen, phases, results, time.Since(start))
 	return nil
 }
 
+// runAll runs every contender c.runs times, c.parallel runs at once, and
+// returns each contender's results. The runs start round-robin over the
+// contenders, so that a slow spell of the machine is shared rather than
+// landing on one of them. The first error cancels the other runs.
+func runAll(ctx context.Context, c compareConfig, chosen []contender, phases []phase) ([][]runResult, error) {
+	type job struct{ run, i int }
+	jobs := make(chan job)
+	results := make([][]runResult, len(chosen))
+	for i := range results {
+		results[i] = make([]runResult, c.runs)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var workers sync.WaitGroup
+	for range c.parallel {
+		workers.Go(func() {
+			for j := range jobs {
+				k := chosen[j.i]
+				fmt.Fprintf(os.Stderr, "compare: run %d/%d: %s\n", j.run+1, c.runs, k.name)
+				r, err := compareRun(ctx, c, k, phases, fmt.Sprintf("%s, run %d", k.name, j.run+1))
+				if err != nil {
+					cancel(fmt.Errorf("controlplane: compare: %s, run %d: %w", k.name, j.run+1, err))
+					continue
+				}
+				results[j.i][j.run] = r
+			}
+		})
+	}
+feed:
+	for run := range c.runs {
+		for i := range chosen {
+			select {
+			case jobs <- job{run, i}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(jobs)
+	workers.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
 // compareRun runs the workload once against a fresh control plane.
-func compareRun(ctx context.Context, c compareConfig, k contender, phases []phase) (runResult, error) {
+// label names the run in the progress lines on stderr.
+func compareRun(ctx context.Context, c compareConfig, k contender, phases []phase, label string) (runResult, error) {
 	cp, err := controlplane.Start(ctx, c.opts)
 	if err != nil {
 		return runResult{}, err
@@ -265,7 +314,13 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		adds := 0
 		w.resetAdds() // before the action: its replacements may come at once
 		t0 := time.Now()
-		if ph.disrupt > 0 {
+		if ph.lostEvent {
+			if t0, err = loseEvent(ctx, client, proxy, w, ns, name, ph.desired); err != nil {
+				return res, fmt.Errorf("%s: %w", ph.name, err)
+			}
+			adds = 1 // the controller's replacement of the pod lost
+			lagging.Go(func() { touchEvery(lagCtx, client, ns, name, c.touchEvery) })
+		} else if ph.disrupt > 0 {
 			victims := w.livePods()
 			if len(victims) < ph.disrupt {
 				return res, fmt.Errorf("%s: only %d live pods", ph.name, len(victims))
@@ -293,10 +348,20 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		if i == 0 && c.fault == "informer-lag" {
 			timeout += c.lag
 		}
+		if ph.lostEvent {
+			timeout += expectationsTTL
+		}
 		if err := waitConverged(ctx, client, ns, name, ph.desired, adds, w, timeout); err != nil {
 			return res, fmt.Errorf("%s: %w", ph.name, err)
 		}
 		took := time.Since(t0)
+		fmt.Fprintf(os.Stderr, "compare: %s: %s converged in %v\n", label, ph.name, took.Round(10*time.Millisecond))
+		if ph.lostEvent {
+			endLag() // stop touching
+			if proxy.Stats().PodWatchesExpired == 0 {
+				return res, fmt.Errorf("%s: no event was lost: no pod watch of the controller's resumed from before the loss", ph.name)
+			}
+		}
 		cpu1, err := procCPU(pid)
 		if err != nil {
 			return res, err
@@ -345,13 +410,114 @@ func lagScenario(ctx context.Context, client kubernetes.Interface, proxy *faultp
 		}
 	}
 	if touch < lag && sleep(touch) {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcilekit.io/touched":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
-		if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-			fmt.Fprintf(os.Stderr, "compare: touching the ReplicaSet: %v\n", err)
-		}
+		touchReplicaSet(ctx, client, ns, name)
 	}
 	sleep(lag)
 	proxy.SetPodWatchDelay(0)
+}
+
+// expectationsTTL is how long upstream's expectations wait for missed
+// events (R-2.6): the longest scenario (b) can take under that policy.
+const expectationsTTL = 5 * time.Minute
+
+// loseEvent makes the controller miss a pod for good: with its pod watches
+// cut and held, the ReplicaSet is scaled to desired (one more), the pod the
+// controller creates is deleted at once, and the watch's history up to
+// that deletion is declared gone (a resume from before it is answered 410
+// Expired); then the pods added are counted from 0 and the hold is
+// released, at the time returned. The controller's informer lists again,
+// finds neither the pod nor its deletion, and the controller's expectation
+// of that pod's add is never met by an event.
+func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultproxy.Proxy, w *liveWatch, ns, name string, desired int) (time.Time, error) {
+	proxy.HoldPodWatches(true)
+	proxy.CutPodWatches()
+	released := false
+	defer func() {
+		if !released {
+			proxy.HoldPodWatches(false)
+		}
+	}()
+	before := map[string]bool{}
+	for _, p := range w.livePods() {
+		before[p] = true
+	}
+	w.setDesired(desired)
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, desired)
+	if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return time.Time{}, err
+	}
+	var victim string
+	if err := poll(ctx, time.Minute, "the controller's new pod", func() bool {
+		for _, p := range w.livePods() {
+			if !before[p] {
+				victim = p
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		return time.Time{}, err
+	}
+	if err := client.CoreV1().Pods(ns).Delete(ctx, victim, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		return time.Time{}, err
+	}
+	if err := poll(ctx, time.Minute, "the new pod's deletion", func() bool {
+		return !slices.Contains(w.livePods(), victim)
+	}); err != nil {
+		return time.Time{}, err
+	}
+	// A list's version is the store's current one, past the deletion.
+	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := proxy.ExpirePodWatchesBefore(list.ResourceVersion); err != nil {
+		return time.Time{}, err
+	}
+	w.resetAdds()
+	proxy.HoldPodWatches(false)
+	released = true
+	return time.Now(), nil
+}
+
+// touchEvery touches the ReplicaSet (an annotation) every interval until
+// ctx ends, so that the controller syncs it: what any event would do.
+func touchEvery(ctx context.Context, client kubernetes.Interface, ns, name string, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		touchReplicaSet(ctx, client, ns, name)
+	}
+}
+
+// touchReplicaSet sets an annotation on the ReplicaSet, which makes its controller
+// sync it without changing its spec.
+func touchReplicaSet(ctx context.Context, client kubernetes.Interface, ns, name string) {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcilekit.io/touched":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
+	if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "compare: touching the ReplicaSet: %v\n", err)
+	}
+}
+
+// poll waits, every 50 ms and for at most timeout, until cond holds.
+func poll(ctx context.Context, timeout time.Duration, what string, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for %s: not after %v", what, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func compareReplicaSet(name string, replicas int32) *appsv1.ReplicaSet {
@@ -545,8 +711,8 @@ func procPeakRSS(pid int) (int64, error) {
 // printComparison prints one Markdown table: per contender and phase the
 // median and the min–max over the runs.
 func printComparison(out io.Writer, c compareConfig, chosen []contender, phases []phase, results [][]runResult, took time.Duration) {
-	fmt.Fprintf(out, "make compare: fault %s; %d run(s) per contender, %d pods, %d nodes, client QPS %g burst %d, %d workers; %s; took %v\n\n",
-		c.fault, c.runs, c.pods, c.opts.Nodes, c.qps, c.burst, c.workers, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
+	fmt.Fprintf(out, "make compare: fault %s; %d run(s) per contender, %d at once, %d pods, %d nodes, client QPS %g burst %d, %d workers; %s; took %v\n\n",
+		c.fault, c.runs, c.parallel, c.pods, c.opts.Nodes, c.qps, c.burst, c.workers, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
 	fmt.Fprintln(out, "| controller | phase | time to converged status | pod creates | pod deletes | status writes | CPU | peak RSS | most pods above desired | failed writes |")
 	fmt.Fprintln(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for i, k := range chosen {
