@@ -154,7 +154,7 @@ e2e-test:
 		echo "go test -race (internal/controlplane, real control plane)" && \
 		$(GO) test -race -count=1 -timeout $(E2E_TIMEOUT) ./...
 
-# COMPARE_ARGS, e.g. -runs 5, -pods 10000, -contenders 0,2; see
+# COMPARE_ARGS, e.g. -runs 5, -pods 10000, -contenders 0,2, -fault lost-event -parallel 4; see
 # `go run ./cmd/controlplane compare -h` in internal/controlplane.
 COMPARE_ARGS ?=
 compare:
