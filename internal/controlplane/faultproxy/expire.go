@@ -37,7 +37,8 @@ var expiredWatch = status{http.StatusGone, metav1.StatusReasonExpired,
 // leaves no client stuck. A held watch ([Proxy.HoldPodWatches]) is held
 // first; the expiry applies once the hold is released.
 //
-// resourceVersion "" turns the fault off. A resourceVersion that is not a
+// resourceVersion "" (or "0", which no version is older than) turns the
+// fault off. A resourceVersion that is not a
 // decimal number is an error and changes nothing.
 func (p *Proxy) ExpirePodWatchesBefore(resourceVersion string) error {
 	var horizon uint64

@@ -336,8 +336,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			if i == 0 && c.fault == "informer-lag" {
 				proxy.SetPodWatchDelay(c.lag)
 			}
-			patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, ph.desired)
-			if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			if err := scaleReplicaSet(ctx, client, ns, name, ph.desired); err != nil {
 				return res, err
 			}
 			if i == 0 && c.fault == "informer-lag" {
@@ -430,20 +429,14 @@ const expectationsTTL = 5 * time.Minute
 // of that pod's add is never met by an event.
 func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultproxy.Proxy, w *liveWatch, ns, name string, desired int) (time.Time, error) {
 	proxy.HoldPodWatches(true)
+	defer proxy.HoldPodWatches(false) // on failure; releasing twice is harmless
 	proxy.CutPodWatches()
-	released := false
-	defer func() {
-		if !released {
-			proxy.HoldPodWatches(false)
-		}
-	}()
 	before := map[string]bool{}
 	for _, p := range w.livePods() {
 		before[p] = true
 	}
 	w.setDesired(desired)
-	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, desired)
-	if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if err := scaleReplicaSet(ctx, client, ns, name, desired); err != nil {
 		return time.Time{}, err
 	}
 	var victim string
@@ -476,7 +469,6 @@ func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultpro
 	}
 	w.resetAdds()
 	proxy.HoldPodWatches(false)
-	released = true
 	return time.Now(), nil
 }
 
@@ -493,6 +485,13 @@ func touchEvery(ctx context.Context, client kubernetes.Interface, ns, name strin
 		}
 		touchReplicaSet(ctx, client, ns, name)
 	}
+}
+
+// scaleReplicaSet sets the ReplicaSet's spec.replicas.
+func scaleReplicaSet(ctx context.Context, client kubernetes.Interface, ns, name string, replicas int) error {
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	_, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
 }
 
 // touchReplicaSet sets an annotation on the ReplicaSet, which makes its controller
@@ -539,32 +538,25 @@ func compareReplicaSet(name string, replicas int32) *appsv1.ReplicaSet {
 // with desired replicas, all ready and available, the watch counts desired
 // live pods, and at least adds pods were added since the phase began.
 func waitConverged(ctx context.Context, client kubernetes.Interface, ns, name string, desired, adds int, w *liveWatch, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	last := ""
-	for {
+	err := poll(ctx, timeout, fmt.Sprintf("%d replicas", desired), func() bool {
 		rs, err := client.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
-			s := rs.Status
-			live, added := w.counts()
-			d := int32(desired)
-			if s.ObservedGeneration >= rs.Generation && s.Replicas == d && s.ReadyReplicas == d && s.AvailableReplicas == d &&
-				live == desired && added >= adds {
-				return nil
-			}
-			last = fmt.Sprintf("generation %d observed %d, replicas %d ready %d available %d, %d live pods, %d added",
-				rs.Generation, s.ObservedGeneration, s.Replicas, s.ReadyReplicas, s.AvailableReplicas, live, added)
-		} else {
+		if err != nil {
 			last = err.Error()
+			return false
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not converged to %d replicas after %v: %s", desired, timeout, last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		s := rs.Status
+		live, added := w.counts()
+		d := int32(desired)
+		last = fmt.Sprintf("generation %d observed %d, replicas %d ready %d available %d, %d live pods, %d added",
+			rs.Generation, s.ObservedGeneration, s.Replicas, s.ReadyReplicas, s.AvailableReplicas, live, added)
+		return s.ObservedGeneration >= rs.Generation && s.Replicas == d && s.ReadyReplicas == d && s.AvailableReplicas == d &&
+			live == desired && added >= adds
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w: %s", err, last)
 	}
+	return err
 }
 
 // liveWatch follows the namespace's pods straight from kube-apiserver (not
