@@ -12,7 +12,7 @@
 #   make demo-cluster  the ReplicaSet demo against a real control plane, with write counts
 #   make compare       upstream's ReplicaSet controller against the examples' on real control planes, one table (long)
 #   make conformance-test  differential tests against the real k8s.io/kubernetes
-#               v1.37.2 (internal/conformance), >= 100,000 cases; part of make test
+#               v1.37.2 (test/conformance), >= 100,000 cases; part of make test
 #   make conformance       the same with >= 1,000,000 cases (long)
 #   make bench-upstream    side-by-side benchmarks against v1.37.2, one table of medians
 #   make figures           rewrite README's and the docs' benchmark figures from docs/bench-upstream.txt
@@ -26,19 +26,19 @@ GO            ?= go
 GOTOOLCHAIN   ?= go1.27.3
 export GOTOOLCHAIN
 STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-MODULES       := . $(wildcard adapters) $(wildcard examples) internal/controlplane
+MODULES       := . $(wildcard adapters) $(wildcard examples) test/controlplane
 # Modules whose tests start real control planes: run by e2e-test, not unit.
-E2E_MODULES   := internal/controlplane
+E2E_MODULES   := test/controlplane
 E2E_TIMEOUT   ?= 20m
 DEMO_CLUSTER_ARGS ?=
 FUZZTIME      ?= 30s
 SOAKCHECKS    ?= 5000
 BENCHTIME     ?= 1s
-# internal/conformance is a module of its own (it requires k8s.io/kubernetes);
+# test/conformance is a module of its own (it requires k8s.io/kubernetes);
 # it is vetted with the others but tested by conformance-test, because its
 # tests bind unexported upstream functions (go:linkname) and need
 # -ldflags=-checklinkname=0.
-CONFORMANCE_DIR    := internal/conformance
+CONFORMANCE_DIR    := test/conformance
 CONFORMANCE_FLAGS  := -race -count=1 -ldflags=-checklinkname=0
 # rapid checks per differential test: 2000 give ~170,000 cases, 20000 ~1,700,000.
 CONFORMANCE_CHECKS ?= 2000
@@ -77,7 +77,7 @@ vulncheck:
 	for m in $(LIBRARY_MODULES); do echo "govulncheck ($$m)"; (cd $$m && $(GOVULNCHECK) -db "file://$$db/data/osv" ./...) || exit 1; done
 
 # Every package and test of the library's modules must build for 32-bit
-# targets (int is 32 bits there). internal/controlplane and internal/conformance
+# targets (int is 32 bits there). test/controlplane and test/conformance
 # are test harnesses around amd64 Kubernetes binaries and k8s.io/kubernetes;
 # building them for 386 would double their cold compile for no user.
 LIBRARY_MODULES := . $(wildcard adapters) $(wildcard examples)
@@ -113,24 +113,24 @@ demo:
 # Non-blank, non-comment lines of each example's controller package, without
 # tests and generated code (API types and main live in other packages).
 lines:
-	$(GO) run ./internal/cmd/lines examples/replicaset/controller=150 examples/podset/controller=60
+	$(GO) run ./hack/lines examples/replicaset/controller=150 examples/podset/controller=60
 
 # compat tests the supported k8s.io range. The root go.mod is the floor (unit
 # tests it); here the root tests run again at NEWEST_K8S through a go.mod
 # generated under .cache/ (regenerated when go.mod or go.sum changes), and the
-# scratch consumer modules internal/consumers/floor (client-go at the floor)
-# and internal/consumers/newest (client-go at NEWEST_K8S) must be tidy, build
+# scratch consumer modules test/consumers/floor (client-go at the floor)
+# and test/consumers/newest (client-go at NEWEST_K8S) must be tidy, build
 # and pass their tests; they carry the same program. Test results are cached
 # by go test: pass COMPATFLAGS=-count=1 to force a rerun.
 NEWEST_K8S    ?= v0.37.2
 COMPATFLAGS   ?=
 COMPAT_MOD    := .cache/compat/newest.mod
-CONSUMERS     := internal/consumers/floor internal/consumers/newest
+CONSUMERS     := test/consumers/floor test/consumers/newest
 
 compat: $(COMPAT_MOD)
 	@for f in consumer.go consumer_test.go; do \
-		cmp -s internal/consumers/floor/$$f internal/consumers/newest/$$f || \
-		{ echo "compat: internal/consumers/{floor,newest}/$$f differ"; exit 1; }; done
+		cmp -s test/consumers/floor/$$f test/consumers/newest/$$f || \
+		{ echo "compat: test/consumers/{floor,newest}/$$f differ"; exit 1; }; done
 	@for m in $(CONSUMERS); do echo "go mod tidy -diff, build, vet, test -race ($$m)"; \
 		(cd $$m && $(GO) mod tidy -diff && $(GO) build ./... && $(GO) vet ./... && \
 		$(GO) test -race $(COMPATFLAGS) ./...) || exit 1; done
@@ -147,21 +147,21 @@ $(COMPAT_MOD): go.mod go.sum
 # Builds the five binaries once into .cache/controlplane/bin (a no-op when cached);
 # without network and a cold module cache it fails, and e2e-test then skips outside CI.
 controlplane:
-	cd internal/controlplane && $(GO) run ./cmd/controlplane build
+	cd test/controlplane && $(GO) run ./cmd/controlplane build
 
 e2e-test:
-	@cd internal/controlplane && ( $(GO) run ./cmd/controlplane build >/dev/null || [ -z "$$CI" ] ) && \
-		echo "go test -race (internal/controlplane, real control plane)" && \
+	@cd test/controlplane && ( $(GO) run ./cmd/controlplane build >/dev/null || [ -z "$$CI" ] ) && \
+		echo "go test -race (test/controlplane, real control plane)" && \
 		$(GO) test -race -count=1 -timeout $(E2E_TIMEOUT) ./...
 
 # COMPARE_ARGS, e.g. -runs 5, -pods 10000, -contenders 0,2, -fault lost-event -parallel 4; see
-# `go run ./cmd/controlplane compare -h` in internal/controlplane.
+# `go run ./cmd/controlplane compare -h` in test/controlplane.
 COMPARE_ARGS ?=
 compare:
-	cd internal/controlplane && $(GO) run ./cmd/controlplane compare $(COMPARE_ARGS)
+	cd test/controlplane && $(GO) run ./cmd/controlplane compare $(COMPARE_ARGS)
 
 demo-cluster:
-	cd internal/controlplane && $(GO) run ./cmd/controlplane demo $(DEMO_CLUSTER_ARGS)
+	cd test/controlplane && $(GO) run ./cmd/controlplane demo $(DEMO_CLUSTER_ARGS)
 
 # Run in the module directory without a package argument, so that go test
 # streams the output and the last line is the tally.
@@ -175,7 +175,7 @@ conformance:
 # docs/bench-upstream.txt (make test checks they agree). To refresh the table:
 #   make bench-upstream | tee /tmp/t && { echo "# <machine, Go, date>"; cat /tmp/t; } > docs/bench-upstream.txt && make figures
 figures:
-	$(GO) run ./internal/cmd/figures -w
+	$(GO) run ./hack/figures -w
 
 bench-upstream:
 	cd $(CONFORMANCE_DIR) && $(GO) test -run '^$$' -bench '$(BENCH_UPSTREAM_FILTER)' -benchmem -count $(BENCH_UPSTREAM_COUNT) \

@@ -12,7 +12,7 @@ import (
 
 // benchTracker is what the benchmarks drive. The side-by-side comparison with
 // the real upstream UIDTrackingControllerExpectations lives in the
-// conformance module (internal/conformance, make bench-upstream).
+// conformance module (test/conformance, make bench-upstream).
 type benchTracker interface {
 	ExpectCreations(key string, adds int)
 	ExpectDeletions(key string, podKeys []string)

@@ -62,7 +62,7 @@ type Options struct {
 // a power of two so that a shard is picked by the top bits of a hash. One
 // mutex for every key made informer handlers and workers on different keys
 // wait for each other: 1.57x slower on BenchmarkVsExpectationsParallel
-// (internal/conformance, 100 keys, 2 cores, 2026-11-24), so the records are
+// (test/conformance, 100 keys, 2 cores, 2026-11-24), so the records are
 // split in 64 maps, each under its own mutex.
 const shardCount = 1 << shardBits
 

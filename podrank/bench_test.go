@@ -108,7 +108,7 @@ var benchSink []*corev1.Pod
 // every field the order can need from every pod ("keys": the related-pod
 // count plus every pod's full key). The side-by-side comparison with the
 // real upstream getPodsToDelete lives in the conformance module
-// (internal/conformance, make bench-upstream).
+// (test/conformance, make bench-upstream).
 //
 // n=10000/allready repeats k=500 on a cluster where every pod is ready,
 // so that the deletion cost and rank of every pod must be read.

@@ -233,7 +233,7 @@ func TestPropertyLogBucketMatchesFloat64(t *testing.T) {
 // cannot exercise: DisableDeletionCost (the PodDeletionCost gate off) and
 // DisableLogarithmicScaleDown (the gate v1.37.2 removed). With the default
 // options the conformance module compares Compare with the real
-// ActivePodsWithRanks.Less instead (internal/conformance).
+// ActivePodsWithRanks.Less instead (test/conformance).
 func TestPropertyCompareAgreesWithReferenceWhenDisabled(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := podrank.Ranked{Pod: podGen().Draw(t, "a"), Rank: rankGen().Draw(t, "rankA")}

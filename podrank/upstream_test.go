@@ -14,7 +14,7 @@ import (
 // LogarithmicScaleDown gate it removed), the rule tables' own consistency,
 // the deletion-cost parser and the log2 bucket arithmetic. Everything the
 // real v1.37.2 code can decide — Compare and ForDeletion with the default
-// options — is compared with it in internal/conformance instead, and the
+// options — is compared with it in test/conformance instead, and the
 // speed comparison lives there too (make bench-upstream). It is a literal
 // rendering of docs/rules.md §6 in the shape upstream's code has. Every comparison re-derives everything it needs (finds the Ready
 // condition again, looks the annotation up and parses it with strconv,

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/reconcilekit/reconcilekit/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 )
 
 // The fakes a Controller is built from in these tests: owners in a map,

@@ -17,10 +17,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/internal/podtest"
 	"github.com/reconcilekit/reconcilekit/internal/podutil"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 )
 
 // Issue 15: the consistency gate in Controller.Sync. A sync is
@@ -550,7 +550,7 @@ func rvString(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// on the simulated cluster (internal/cluster), against a model of
+// on the simulated cluster (reconcile/internal/cluster), against a model of
 // the record. Random schedules of syncs, pod event deliveries (the informer
 // lags as far as the schedule lets it, often past the TTL), clock steps
 // across the 5-minute TTL, replica changes, kubelet steps, failing creates,

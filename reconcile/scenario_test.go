@@ -17,14 +17,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/internal/podutil"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/slowstart"
 )
 
 // The scenario figures of issue 7: scripted runs of a controller loop on the
-// simulated cluster (internal/cluster) with virtual time, comparing
+// simulated cluster (reconcile/internal/cluster) with virtual time, comparing
 // upstream's expectations with tracked creations and the evidence-first
 // policy, and issue 15's lag scenario (e), comparing the consistency gate
 // (R-10.9) on and off. `go test -run Scenario -v ./reconcile/` (make

@@ -16,15 +16,15 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/internal/podutil"
 	"github.com/reconcilekit/reconcilekit/internal/rv"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
 // The model-based simulation of issue 6: a controller loop built on a
-// Controller (its events and Sync, claiming included) runs against internal/cluster — an API that
+// Controller (its events and Sync, claiming included) runs against reconcile/internal/cluster — an API that
 // fails, loses responses and reports NamespaceTerminating, an informer that
 // delivers late (up to a minute) and duplicates (and, in
 // TestSimDroppedEvents, drops events and relists) — under random schedules

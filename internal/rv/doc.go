@@ -11,6 +11,6 @@
 //     the comparison result is then 0.
 //
 // Sameness with apimachinery is proved by a property test in the
-// internal/consumers/newest module, which builds against the newest
+// test/consumers/newest module, which builds against the newest
 // supported apimachinery.
 package rv

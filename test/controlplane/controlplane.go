@@ -1,0 +1,623 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/reconcilekit/reconcilekit/test/controlplane/faultproxy"
+)
+
+// Component names, as used in [Options.ExtraArgs], [ControlPlane.StopComponent]
+// and in the names of the binaries.
+const (
+	Etcd                  = "etcd"
+	KubeAPIServer         = "kube-apiserver"
+	KubeControllerManager = "kube-controller-manager"
+	KubeScheduler         = "kube-scheduler"
+	Kwok                  = "kwok"
+)
+
+// Defaults of [Options].
+const (
+	DefaultNodes        = 3
+	DefaultReadyTimeout = 2 * time.Minute
+	DefaultStopTimeout  = 10 * time.Second
+	// KwokNodeAnnotation marks the nodes kwok manages (its
+	// --manage-nodes-with-annotation-selector is KwokNodeAnnotation=fake).
+	KwokNodeAnnotation = "kwok.x-k8s.io/node"
+)
+
+// DefaultControllers is kube-controller-manager's --controllers by default:
+// every controller except upstream's ReplicaSet controller, so that the
+// controller under test owns ReplicaSets alone.
+var DefaultControllers = []string{"*", "-replicaset-controller"}
+
+const (
+	serviceCIDR = "10.0.0.0/24"
+	serviceIP   = "10.0.0.1"
+	podCIDR     = "10.128.0.0/16" // kwok's pod IPs: room for far more than 1000 pods
+	tmpPrefix   = "reconcilekit-controlplane-"
+)
+
+// Options configure [Start]. The zero value starts etcd, kube-apiserver,
+// kube-controller-manager (without the ReplicaSet controller), kube-scheduler
+// and kwok with DefaultNodes nodes.
+type Options struct {
+	// Nodes is the number of kwok nodes; 0 means DefaultNodes, negative is an error.
+	Nodes int
+	// DisableControllerManager leaves kube-controller-manager out (no garbage
+	// collector, namespace finalization or service-account controller). Start
+	// then creates the "default" ServiceAccount in "default" itself so pods can
+	// be created there (also when Controllers leaves serviceaccount-controller out).
+	DisableControllerManager bool
+	// DisableScheduler leaves kube-scheduler out: pods stay unscheduled.
+	DisableScheduler bool
+	// Controllers is kube-controller-manager's --controllers; nil means
+	// DefaultControllers. Use []string{"*"} to run upstream's ReplicaSet controller.
+	Controllers []string
+	// FeatureGates are passed as --feature-gates to kube-apiserver,
+	// kube-controller-manager and kube-scheduler.
+	FeatureGates map[string]bool
+	// AuditWrites makes kube-apiserver write an audit log of every write to
+	// pods and ReplicaSets, which [ControlPlane.Writes] counts by user.
+	AuditWrites bool
+	// ExtraArgs are appended, per component name, after the launcher's own
+	// flags (for single-valued flags the last one wins).
+	ExtraArgs map[string][]string
+	// Binaries are the programs to run; nil means Build(ctx, Build).
+	Binaries *Binaries
+	// Build configures the build when Binaries is nil.
+	Build BuildOptions
+	// TempDir is where the instance's data directory is created; "" means os.TempDir().
+	TempDir string
+	// ReadyTimeout bounds the wait for each component to become ready; 0 means DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL, per
+	// process; 0 means DefaultStopTimeout.
+	StopTimeout time.Duration
+	// Log receives one line per step of Start and Stop; nil: discarded.
+	Log io.Writer
+}
+
+// ControlPlane is a running set of components started by [Start]. Its methods
+// are safe for concurrent use. The caller must call [ControlPlane.Stop].
+type ControlPlane struct {
+	dir        string
+	kubeconfig string
+	config     *rest.Config
+	pki        pki
+	tokens     map[string]string
+	ports      map[string]int
+	opts       Options
+	bins       Binaries
+	logw       io.Writer
+
+	mu      sync.Mutex
+	procs   []*process // in start order
+	started []int      // every pid ever started
+	proxies []*faultproxy.Proxy
+	stopped bool
+}
+
+// Start builds the binaries if needed and starts a control plane on
+// 127.0.0.1 with free ports, fresh certificates and tokens and a data
+// directory of its own. It returns when kube-apiserver is ready, every other
+// component reports healthy, every kwok node is Ready and pods can be
+// created in the "default" namespace. ctx bounds the start only; the
+// processes run until [ControlPlane.Stop]. On failure Start stops whatever it
+// started, removes its data and returns an error with the tail of the
+// failing component's log.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	if opts.Nodes < 0 {
+		return nil, fmt.Errorf("controlplane: Nodes = %d, want >= 0", opts.Nodes)
+	}
+	if opts.Nodes == 0 {
+		opts.Nodes = DefaultNodes
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = DefaultReadyTimeout
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = DefaultStopTimeout
+	}
+	if opts.Controllers == nil {
+		opts.Controllers = DefaultControllers
+	}
+	for name := range opts.ExtraArgs {
+		if !knownComponent(name) {
+			return nil, fmt.Errorf("controlplane: ExtraArgs: unknown component %q", name)
+		}
+	}
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	var bins Binaries
+	if opts.Binaries != nil {
+		bins = *opts.Binaries
+	} else {
+		b, err := Build(ctx, opts.Build)
+		if err != nil {
+			return nil, err
+		}
+		bins = b
+	}
+	sweepStale(opts.TempDir)
+	dir, err := os.MkdirTemp(opts.TempDir, tmpPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	cp := &ControlPlane{dir: dir, opts: opts, bins: bins, logw: logw, ports: map[string]int{}}
+	if err := cp.start(ctx); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	return cp, nil
+}
+
+func knownComponent(name string) bool {
+	switch name {
+	case Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok:
+		return true
+	}
+	return false
+}
+
+// start prepares the files and starts the components in dependency order.
+func (cp *ControlPlane) start(ctx context.Context) error {
+	t0 := time.Now()
+	if err := os.WriteFile(filepath.Join(cp.dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	p, err := newPKI(cp.dir, time.Now())
+	if err != nil {
+		return fmt.Errorf("controlplane: certificates: %w", err)
+	}
+	cp.pki = p
+	cp.tokens = map[string]string{}
+	for _, user := range []string{AdminUser, ControllerUser, KubeControllerManager, KubeScheduler, Kwok} {
+		tok, err := randomToken()
+		if err != nil {
+			return fmt.Errorf("controlplane: token: %w", err)
+		}
+		cp.tokens[user] = tok
+	}
+	if err := writeTokenFile(filepath.Join(cp.dir, "tokens.csv"), cp.tokens); err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	if cp.opts.AuditWrites {
+		policy, _ := cp.auditPaths()
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+			return fmt.Errorf("controlplane: %w", err)
+		}
+	}
+	for _, name := range []string{"etcd-client", "etcd-peer", KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok} {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		cp.ports[name] = port
+	}
+	cp.config = &rest.Config{
+		Host:            fmt.Sprintf("https://127.0.0.1:%d", cp.ports[KubeAPIServer]),
+		BearerToken:     cp.tokens[AdminUser],
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.pki.caCert},
+	}
+	for user := range cp.tokens {
+		path := cp.kubeconfigFor(user)
+		if err := cp.writeKubeconfig(path, user); err != nil {
+			return err
+		}
+	}
+	cp.kubeconfig = cp.kubeconfigFor(AdminUser)
+
+	// etcd, then kube-apiserver; the others only need the API server and start together.
+	if err := cp.launch(ctx, Etcd); err != nil {
+		return err
+	}
+	if err := cp.launch(ctx, KubeAPIServer); err != nil {
+		return err
+	}
+	others := []string{Kwok}
+	if !cp.opts.DisableControllerManager {
+		others = append(others, KubeControllerManager)
+	}
+	if !cp.opts.DisableScheduler {
+		others = append(others, KubeScheduler)
+	}
+	for _, name := range others {
+		if err := cp.spawn(name); err != nil {
+			return err
+		}
+	}
+	for _, name := range others {
+		if err := cp.waitReady(ctx, name); err != nil {
+			return err
+		}
+	}
+	client, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	if err := cp.createNodes(ctx, client); err != nil {
+		return err
+	}
+	if err := cp.ensureDefaultServiceAccount(ctx, client); err != nil {
+		return err
+	}
+	fmt.Fprintf(cp.logw, "controlplane: ready in %.1fs: %s (kubeconfig %s)\n", time.Since(t0).Seconds(), cp.config.Host, cp.kubeconfig)
+	return nil
+}
+
+func (cp *ControlPlane) kubeconfigFor(user string) string {
+	return filepath.Join(cp.dir, user+".kubeconfig")
+}
+
+func (cp *ControlPlane) writeKubeconfig(path, user string) error {
+	return cp.writeKubeconfigFor(path, user, cp.config.Host)
+}
+
+// writeKubeconfigFor writes a kubeconfig for user whose server is server.
+func (cp *ControlPlane) writeKubeconfigFor(path, user, server string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["reconcilekit"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: cp.pki.caCert}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: cp.tokens[user]}
+	cfg.Contexts["reconcilekit"] = &clientcmdapi.Context{Cluster: "reconcilekit", AuthInfo: user, Namespace: "default"}
+	cfg.CurrentContext = "reconcilekit"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("controlplane: kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// args returns the command line of a component: the launcher's flags, the
+// feature gates, then Options.ExtraArgs.
+func (cp *ControlPlane) args(name string) []string {
+	dir := filepath.Join(cp.dir, name)
+	port := func(n string) string { return strconv.Itoa(cp.ports[n]) }
+	var a []string
+	switch name {
+	case Etcd:
+		client := "http://127.0.0.1:" + port("etcd-client")
+		peer := "http://127.0.0.1:" + port("etcd-peer")
+		a = []string{
+			"--name=default", "--data-dir=" + dir,
+			"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+			"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+			"--initial-cluster=default=" + peer,
+			"--unsafe-no-fsync=true", // a throw-away test store on a shared machine
+			"--log-level=warn",
+		}
+	case KubeAPIServer:
+		a = []string{
+			"--etcd-servers=http://127.0.0.1:" + port("etcd-client"),
+			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+			"--secure-port=" + port(KubeAPIServer),
+			"--cert-dir=" + dir,
+			"--tls-cert-file=" + cp.pki.servingCert, "--tls-private-key-file=" + cp.pki.servingKey,
+			"--client-ca-file=" + cp.pki.caCertFile,
+			"--token-auth-file=" + filepath.Join(cp.dir, "tokens.csv"),
+			"--authorization-mode=RBAC",
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file=" + cp.pki.saPub,
+			"--service-account-signing-key-file=" + cp.pki.saKey,
+			"--service-cluster-ip-range=" + serviceCIDR,
+			// The "kubernetes" Service's endpoints would be 127.0.0.1, which
+			// Endpoints validation rejects: do not reconcile them.
+			"--endpoint-reconciler-type=none",
+		}
+		if cp.opts.AuditWrites {
+			policy, log := cp.auditPaths()
+			a = append(a, "--audit-policy-file="+policy, "--audit-log-path="+log)
+		}
+	case KubeControllerManager:
+		kc := cp.kubeconfigFor(KubeControllerManager)
+		a = []string{
+			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+			"--bind-address=127.0.0.1", "--secure-port=" + port(KubeControllerManager), "--cert-dir=" + dir,
+			"--leader-elect=false",
+			"--controllers=" + strings.Join(cp.opts.Controllers, ","),
+			"--service-account-private-key-file=" + cp.pki.saKey,
+			"--root-ca-file=" + cp.pki.caCertFile,
+			"--service-cluster-ip-range=" + serviceCIDR,
+		}
+	case KubeScheduler:
+		kc := cp.kubeconfigFor(KubeScheduler)
+		a = []string{
+			"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+			"--bind-address=127.0.0.1", "--secure-port=" + port(KubeScheduler), "--cert-dir=" + dir,
+			"--leader-elect=false",
+		}
+	case Kwok:
+		a = []string{
+			"--kubeconfig=" + cp.kubeconfigFor(Kwok),
+			"--config=" + cp.bins.KwokStages,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + KwokNodeAnnotation + "=fake",
+			"--cidr=" + podCIDR,
+			"--node-ip=127.0.0.1",
+			"--server-address=127.0.0.1:" + port(Kwok),
+		}
+	}
+	if name != Etcd && name != Kwok && len(cp.opts.FeatureGates) > 0 {
+		gates := make([]string, 0, len(cp.opts.FeatureGates))
+		for g, on := range cp.opts.FeatureGates {
+			gates = append(gates, g+"="+strconv.FormatBool(on))
+		}
+		sort.Strings(gates)
+		a = append(a, "--feature-gates="+strings.Join(gates, ","))
+	}
+	return append(a, cp.opts.ExtraArgs[name]...)
+}
+
+func (cp *ControlPlane) binary(name string) string {
+	switch name {
+	case Etcd:
+		return cp.bins.Etcd
+	case KubeAPIServer:
+		return cp.bins.KubeAPIServer
+	case KubeControllerManager:
+		return cp.bins.KubeControllerManager
+	case KubeScheduler:
+		return cp.bins.KubeScheduler
+	default:
+		return cp.bins.Kwok
+	}
+}
+
+// launch starts a component and waits until it is ready.
+func (cp *ControlPlane) launch(ctx context.Context, name string) error {
+	if err := cp.spawn(name); err != nil {
+		return err
+	}
+	return cp.waitReady(ctx, name)
+}
+
+// spawn starts a component (again, after StopComponent) without waiting.
+func (cp *ControlPlane) spawn(name string) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopped {
+		return errors.New("controlplane: stopped")
+	}
+	p := cp.find(name)
+	if p == nil {
+		if err := os.MkdirAll(filepath.Join(cp.dir, name), 0o700); err != nil {
+			return fmt.Errorf("controlplane: %w", err)
+		}
+		p = &process{name: name, path: cp.binary(name), args: cp.args(name), logPath: filepath.Join(cp.dir, name+".log")}
+		cp.procs = append(cp.procs, p)
+	} else if p.running() {
+		return fmt.Errorf("controlplane: %s is already running", name)
+	}
+	if err := p.start(); err != nil {
+		return err
+	}
+	cp.started = append(cp.started, p.cmd.Process.Pid)
+	fmt.Fprintf(cp.logw, "controlplane: started %s (pid %d)\n", name, p.cmd.Process.Pid)
+	return nil
+}
+
+// StartProcess starts path with args as a process of the instance, for a
+// controller under test: its output goes to LogPath(name), it gets the
+// components' protection (its own process group, SIGKILL if the launcher
+// dies), and [ControlPlane.Stop] stops it, before the components. It does
+// not wait for anything; it returns the pid. name must not be a
+// component's, nor one already started.
+func (cp *ControlPlane) StartProcess(name, path string, args ...string) (pid int, err error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopped {
+		return 0, errors.New("controlplane: stopped")
+	}
+	if knownComponent(name) || cp.find(name) != nil || name == "" || strings.ContainsAny(name, "/\\") {
+		return 0, fmt.Errorf("controlplane: StartProcess: name %q is taken or invalid", name)
+	}
+	p := &process{name: name, path: path, args: args, logPath: filepath.Join(cp.dir, name+".log")}
+	if err := p.start(); err != nil {
+		return 0, err
+	}
+	cp.procs = append(cp.procs, p)
+	pid = p.cmd.Process.Pid
+	cp.started = append(cp.started, pid)
+	fmt.Fprintf(cp.logw, "controlplane: started %s (pid %d)\n", name, pid)
+	return pid, nil
+}
+
+// StartReplicaSetController starts a second kube-controller-manager, named
+// name, that runs upstream's ReplicaSet controller alone
+// (--controllers=replicaset-controller) and talks to the API server through
+// kubeconfig (for example a [ControlPlane.FaultProxy]'s for
+// [ControllerUser]), with extra flags appended (--kube-api-qps,
+// --concurrent-replicaset-syncs, --feature-gates, …). Start the instance
+// with Options.Controllers leaving replicaset-controller out (the default)
+// so that it owns ReplicaSets alone. It is a process of the instance, as
+// with [ControlPlane.StartProcess].
+func (cp *ControlPlane) StartReplicaSetController(name, kubeconfig string, extra ...string) (pid int, err error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	dir := filepath.Join(cp.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("controlplane: %w", err)
+	}
+	auth := cp.kubeconfigFor(KubeControllerManager)
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + auth, "--authorization-kubeconfig=" + auth,
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port), "--cert-dir=" + dir,
+		"--leader-elect=false",
+		"--controllers=replicaset-controller",
+	}, extra...)
+	return cp.StartProcess(name, cp.binary(KubeControllerManager), args...)
+}
+
+func (cp *ControlPlane) find(name string) *process {
+	for _, p := range cp.procs {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func (cp *ControlPlane) proc(name string) *process {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.find(name)
+}
+
+// RESTConfig returns a new copy of the admin client configuration (a token
+// in system:masters, the generated CA).
+func (cp *ControlPlane) RESTConfig() *rest.Config {
+	return rest.CopyConfig(cp.config)
+}
+
+// Kubeconfig is the kubeconfig file of user ([AdminUser], [ControllerUser]
+// or a component name), talking to kube-apiserver directly; it is removed by
+// Stop.
+func (cp *ControlPlane) Kubeconfig(user string) (string, error) {
+	if _, ok := cp.tokens[user]; !ok {
+		return "", fmt.Errorf("controlplane: Kubeconfig: unknown user %q", user)
+	}
+	return cp.kubeconfigFor(user), nil
+}
+
+// KubeconfigPath is the admin kubeconfig file; it is removed by Stop.
+func (cp *ControlPlane) KubeconfigPath() string { return cp.kubeconfig }
+
+// Dir is the instance's data directory (logs, certificates, etcd data); it is removed by Stop.
+func (cp *ControlPlane) Dir() string { return cp.dir }
+
+// LogPath is the log file of a component in Dir.
+func (cp *ControlPlane) LogPath(name string) string { return filepath.Join(cp.dir, name+".log") }
+
+// Ports returns the loopback ports the instance listens on, by use.
+func (cp *ControlPlane) Ports() map[string]int {
+	out := make(map[string]int, len(cp.ports))
+	for k, v := range cp.ports {
+		out[k] = v
+	}
+	return out
+}
+
+// PIDs returns the pid of every process the instance has started, including
+// processes that have exited and earlier runs of restarted components.
+func (cp *ControlPlane) PIDs() []int {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return append([]int(nil), cp.started...)
+}
+
+// StopComponent stops one component (SIGTERM, then SIGKILL after the stop
+// timeout) and keeps its data, so that [ControlPlane.StartComponent] can
+// restart it with the same flags and ports. kube-apiserver with connected
+// clients keeps running after SIGTERM until its open watches end (up to a
+// minute), so this takes the whole stop timeout; [ControlPlane.KillComponent]
+// does not wait.
+func (cp *ControlPlane) StopComponent(name string) error {
+	return cp.halt(name, false)
+}
+
+// KillComponent kills one component with SIGKILL, as a crash would, and keeps
+// its data, so that [ControlPlane.StartComponent] can restart it; for example
+// kube-apiserver in the middle of a scale-up.
+func (cp *ControlPlane) KillComponent(name string) error {
+	return cp.halt(name, true)
+}
+
+func (cp *ControlPlane) halt(name string, kill bool) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	p := cp.find(name)
+	if p == nil {
+		return fmt.Errorf("controlplane: %s was not started", name)
+	}
+	if kill {
+		p.kill()
+		fmt.Fprintf(cp.logw, "controlplane: killed %s\n", name)
+	} else {
+		p.stop(cp.opts.StopTimeout)
+		fmt.Fprintf(cp.logw, "controlplane: stopped %s\n", name)
+	}
+	return nil
+}
+
+// StartComponent starts a component stopped by StopComponent or KillComponent again and waits
+// until it is ready.
+func (cp *ControlPlane) StartComponent(ctx context.Context, name string) error {
+	if cp.proc(name) == nil {
+		return fmt.Errorf("controlplane: %s was not started", name)
+	}
+	return cp.launch(ctx, name)
+}
+
+// Stop stops every process the instance started, in reverse start order
+// (SIGTERM, then SIGKILL after the stop timeout), waits until each has been
+// reaped and removes the data directory. It is idempotent; it returns an
+// error only if the data could not be removed.
+func (cp *ControlPlane) Stop() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopped {
+		return nil
+	}
+	cp.stopped = true
+	for _, p := range cp.proxies {
+		_ = p.Close()
+	}
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		cp.procs[i].stop(cp.opts.StopTimeout)
+	}
+	fmt.Fprintf(cp.logw, "controlplane: stopped %d process(es), removing %s\n", len(cp.procs), cp.dir)
+	if err := os.RemoveAll(cp.dir); err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	return nil
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("controlplane: free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// sweepStale removes data directories of earlier instances whose owning
+// process no longer exists (a test binary killed by its timeout cannot run
+// its cleanups; Pdeathsig has killed its children, this removes their data).
+func sweepStale(parent string) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(parent, tmpPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || pidAlive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(d)
+	}
+}
