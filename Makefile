@@ -1,21 +1,8 @@
 # reconcilekit — every command a developer or CI needs.
-#   make test   gofmt check, go vet (also GOARCH=386), staticcheck, govulncheck, go test -race in every module, compat, conformance-test, e2e-test
-#   make bench  the benchmarks
-#   make fuzz   the fuzz targets, FUZZTIME each (long; not part of make test)
-#   make soak   the property and model-based tests with many more rapid checks (long)
-#   make scenarios  the exact-expectations scenario tables, printed
-#   make demo   the in-process ReplicaSet controller demo (examples/replicaset)
-#   make lines  code lines of the two example controllers, against their goals
-#   make compat the supported k8s.io range: root tests at the newest release, both consumer modules
-#   make controlplane  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (cached)
-#   make e2e-test      the control-plane tests against those real binaries (part of make test)
-#   make demo-cluster  the ReplicaSet demo against a real control plane, with write counts
-#   make compare       upstream's ReplicaSet controller against the examples' on real control planes, one table (long)
-#   make conformance-test  differential tests against the real k8s.io/kubernetes
-#               v1.37.2 (test/conformance), >= 100,000 cases; part of make test
-#   make conformance       the same with >= 1,000,000 cases (long)
-#   make bench-upstream    side-by-side benchmarks against v1.37.2, one table of medians
-#   make figures           rewrite README's and the docs' benchmark figures from docs/bench-upstream.txt
+# `make help` lists every target with one line each, from the `## ` comment on
+# the target's own line (fmt-check fails if a target has none); `make` alone is
+# `make test`, the command CI runs. Costs and the repository map:
+# docs/development.md.
 
 GO            ?= go
 # Every go command runs on Go 1.27.3, which the go command fetches once from
@@ -50,17 +37,26 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream figures compare
+.PHONY: all help test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream figures compare
 
-all: test
+all: test ## the same as make test (the default target)
 
-test: fmt-check vet vet386 staticcheck vulncheck unit compat conformance-test e2e-test
+# Every target line carries `## what it does`; help prints them in file order.
+HELP_TARGET_RE := ^[a-z][a-z0-9-]*:([^=]|$$)
+help: ## this list: every target, one line each
+	@grep -E '$(HELP_TARGET_RE)' $(firstword $(MAKEFILE_LIST)) | \
+		sed -n 's/^\([a-z][a-z0-9-]*\):.*## \(.*\)$$/  make \1|\2/p' | \
+		awk -F'|' '{ printf "%-24s %s\n", $$1, $$2 }'
 
-fmt-check:
+test: fmt-check vet vet386 staticcheck vulncheck unit compat conformance-test e2e-test ## what CI runs: fmt-check vet vet386 staticcheck vulncheck unit compat conformance-test e2e-test
+
+fmt-check: ## gofmt check of every Go file, and a help line on every target
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
+	@out=$$(grep -E '$(HELP_TARGET_RE)' $(firstword $(MAKEFILE_LIST)) | grep -v '## ' | cut -d: -f1); \
+	if [ -n "$$out" ]; then echo "make help: these targets have no '## ' help comment on their line:"; echo "$$out"; exit 1; fi
 
-vet:
+vet: ## go vet in every module (root, adapters, examples, test/controlplane, test/conformance)
 	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 # govulncheck, pinned, against a pinned copy of the Go vulnerability database
@@ -71,7 +67,7 @@ vet:
 # checks the library's modules (LIBRARY_MODULES, below), which users build.
 GOVULNCHECK   := $(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0
 VULNDB        := golang.org/x/vulndb@v0.0.0-20261105234957-e22db6528018
-vulncheck:
+vulncheck: ## govulncheck (pinned) in the library's modules against a pinned vulnerability database
 	@db=$$($(GO) mod download -json $(VULNDB) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 	test -n "$$db" || { echo "vulncheck: could not download $(VULNDB)"; exit 1; }; \
 	for m in $(LIBRARY_MODULES); do echo "govulncheck ($$m)"; (cd $$m && $(GOVULNCHECK) -db "file://$$db/data/osv" ./...) || exit 1; done
@@ -81,19 +77,19 @@ vulncheck:
 # are test harnesses around amd64 Kubernetes binaries and k8s.io/kubernetes;
 # building them for 386 would double their cold compile for no user.
 LIBRARY_MODULES := . $(wildcard adapters) $(wildcard examples)
-vet386:
+vet386: ## GOARCH=386 go vet in the library's modules (root, adapters, examples)
 	@for m in $(LIBRARY_MODULES); do echo "GOARCH=386 go vet ($$m)"; (cd $$m && GOARCH=386 $(GO) vet ./...) || exit 1; done
 
-staticcheck:
+staticcheck: ## staticcheck (pinned) in every module
 	@for m in $(MODULES) $(CONFORMANCE_DIR); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
-unit:
+unit: ## go test -race in the root, adapters and examples modules
 	@for m in $(filter-out $(E2E_MODULES),$(MODULES)); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
-bench:
+bench: ## the root module's benchmarks (BENCHTIME each)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
-fuzz:
+fuzz: ## every fuzz target of the root module for FUZZTIME each (long; not in make test)
 	@for pkg in $$($(GO) list ./...); do \
 		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
@@ -101,18 +97,18 @@ fuzz:
 		done; \
 	done
 
-soak:
+soak: ## the property and model-based tests with SOAKCHECKS rapid checks (long)
 	$(GO) test -race -count=1 -run 'Propert|Model|Sim' $(RAPID_PKGS) -args -rapid.checks=$(SOAKCHECKS)
 
-scenarios:
+scenarios: ## print the exact-expectations scenario tables (reconcile)
 	$(GO) test -count=1 -run 'Scenario' -v ./reconcile/
 
-demo:
+demo: ## the ReplicaSet controller demo against an in-process cluster (examples/replicaset)
 	cd examples && $(GO) run ./replicaset
 
 # Non-blank, non-comment lines of each example's controller package, without
 # tests and generated code (API types and main live in other packages).
-lines:
+lines: ## code lines of the two example controllers (hack/lines)
 	$(GO) run ./hack/lines examples/replicaset/controller=150 examples/podset/controller=60
 
 # compat tests the supported k8s.io range. The root go.mod is the floor (unit
@@ -127,7 +123,7 @@ COMPATFLAGS   ?=
 COMPAT_MOD    := .cache/compat/newest.mod
 CONSUMERS     := test/consumers/floor test/consumers/newest
 
-compat: $(COMPAT_MOD)
+compat: $(COMPAT_MOD) ## the supported k8s.io range: root tests at NEWEST_K8S and both consumer modules
 	@for f in consumer.go consumer_test.go; do \
 		cmp -s test/consumers/floor/$$f test/consumers/newest/$$f || \
 		{ echo "compat: test/consumers/{floor,newest}/$$f differ"; exit 1; }; done
@@ -146,10 +142,10 @@ $(COMPAT_MOD): go.mod go.sum
 
 # Builds the five binaries once into .cache/controlplane/bin (a no-op when cached);
 # without network and a cold module cache it fails, and e2e-test then skips outside CI.
-controlplane:
+controlplane: ## build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (cached)
 	cd test/controlplane && $(GO) run ./cmd/controlplane build
 
-e2e-test:
+e2e-test: ## test/controlplane's tests and the examples' e2e scenarios on a real control plane
 	@cd test/controlplane && ( $(GO) run ./cmd/controlplane build >/dev/null || [ -z "$$CI" ] ) && \
 		echo "go test -race (test/controlplane, real control plane)" && \
 		$(GO) test -race -count=1 -timeout $(E2E_TIMEOUT) ./...
@@ -157,26 +153,26 @@ e2e-test:
 # COMPARE_ARGS, e.g. -runs 5, -pods 10000, -contenders 0,2, -fault lost-event -parallel 4; see
 # `go run ./cmd/controlplane compare -h` in test/controlplane.
 COMPARE_ARGS ?=
-compare:
+compare: ## upstream's ReplicaSet controller against the examples' on real control planes (long)
 	cd test/controlplane && $(GO) run ./cmd/controlplane compare $(COMPARE_ARGS)
 
-demo-cluster:
+demo-cluster: ## the ReplicaSet demo against a real control plane, with write counts
 	cd test/controlplane && $(GO) run ./cmd/controlplane demo $(DEMO_CLUSTER_ARGS)
 
 # Run in the module directory without a package argument, so that go test
 # streams the output and the last line is the tally.
-conformance-test:
+conformance-test: ## differential tests against the real k8s.io/kubernetes v1.37.2, >= 100,000 cases
 	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -args -rapid.checks=$(CONFORMANCE_CHECKS)
 
-conformance:
+conformance: ## the same with >= 1,000,000 cases (long)
 	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -timeout 60m -args -rapid.checks=$(CONFORMANCE_FULL_CHECKS)
 
 # Rewrite every benchmark figure in the Markdown files from
 # docs/bench-upstream.txt (make test checks they agree). To refresh the table:
 #   make bench-upstream | tee /tmp/t && { echo "# <machine, Go, date>"; cat /tmp/t; } > docs/bench-upstream.txt && make figures
-figures:
+figures: ## rewrite the Markdown benchmark figures from docs/bench-upstream.txt
 	$(GO) run ./hack/figures -w
 
-bench-upstream:
+bench-upstream: ## side-by-side benchmarks against v1.37.2, one table of medians
 	cd $(CONFORMANCE_DIR) && $(GO) test -run '^$$' -bench '$(BENCH_UPSTREAM_FILTER)' -benchmem -count $(BENCH_UPSTREAM_COUNT) \
 		-benchtime $(BENCH_UPSTREAM_TIME) -timeout 60m -ldflags=-checklinkname=0 . | $(GO) run ./cmd/benchtable
