@@ -33,7 +33,7 @@ var (
 
 // Named exceptions. Each is a deliberate, documented difference of the
 // library from upstream, or an input on which upstream's own answer is not
-// determined; the reason is in the README's Conformance section.
+// determined; the reason is in docs/conformance.md.
 const (
 	// podrank.ForDeletion on an input whose upstream comparator is not a
 	// strict weak order: sort.Sort's result then depends on

@@ -101,7 +101,7 @@ func targets() []target {
 // call rebuilds nothing. Concurrent calls, also from other processes, are
 // serialized by a lock file in the cache directory.
 //
-// A cold build takes about 15 CPU-minutes; see README.md for measured times.
+// A cold build takes several CPU-minutes; docs/development.md has the measured times.
 func Build(ctx context.Context, opts BuildOptions) (Binaries, error) {
 	src, err := sourceDir(opts.SourceDir)
 	if err != nil {
