@@ -89,13 +89,18 @@ unit: ## go test -race in the root, adapters and examples modules
 bench: ## the root module's benchmarks (BENCHTIME each)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
+# Every fuzz target of the root module, one after the other (go test
+# -fuzz takes one target at a time); a package whose tests do not build
+# fails the run instead of being skipped.
 fuzz: ## every fuzz target of the root module for FUZZTIME each (long; not in make test)
-	@for pkg in $$($(GO) list ./...); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	@n=0; for pkg in $$($(GO) list ./...); do \
+		targets=$$($(GO) test -list '^Fuzz' $$pkg) || { echo "$$targets"; exit 1; }; \
+		for f in $$(echo "$$targets" | grep '^Fuzz'); do \
 			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+			n=$$((n+1)); \
 		done; \
-	done
+	done; echo "fuzz: $$n targets, $(FUZZTIME) each"
 
 soak: ## the property and model-based tests with SOAKCHECKS rapid checks (long)
 	$(GO) test -race -count=1 -run 'Propert|Model|Sim' $(RAPID_PKGS) -args -rapid.checks=$(SOAKCHECKS)
