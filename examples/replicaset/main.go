@@ -139,7 +139,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rc.QPS, rc.Burst = 100, 200 // 1000 pods; client-go's defaults (5/10) would take minutes
+	// 1000 pods; client-go's defaults (QPS 5, burst 10) would take minutes.
+	rc.QPS = 100
+	rc.Burst = 200
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -162,7 +164,10 @@ func runInProcess(ctx context.Context, cfg config, out io.Writer) error {
 		defer close(done)
 		kubelet.Run(kctx)
 	}()
-	defer func() { stop(); <-done }()
+	defer func() {
+		stop()
+		<-done
+	}()
 
 	fmt.Fprintf(out, "reconcilekit ReplicaSet demo — in-process cluster: %d nodes, pods ready after ~%v, faults: create %.1f%%, lost create %.1f%%, delete %.1f%%, status %.1f%%; seed %d\n",
 		cfg.nodes, cfg.readyDelay, 100*cfg.faults.CreatePod, 100*cfg.faults.CreatePodLost,

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,6 +93,10 @@ type Options struct {
 	StopTimeout time.Duration
 	// Log receives one line per step of Start and Stop; nil: discarded.
 	Log io.Writer
+
+	// pickPort chooses a port for a use (a key of [ControlPlane.Ports]);
+	// nil means freePort. Tests set it to hand out taken ports.
+	pickPort func(use string) (int, error)
 }
 
 // ControlPlane is a running set of components started by [Start]. Its methods
@@ -102,21 +107,23 @@ type ControlPlane struct {
 	config     *rest.Config
 	pki        pki
 	tokens     map[string]string
-	ports      map[string]int
 	opts       Options
 	bins       Binaries
 	logw       io.Writer
 
 	mu      sync.Mutex
-	procs   []*process // in start order
-	started []int      // every pid ever started
+	ports   map[string]int // by use; chosen by choosePorts while Start runs
+	procs   []*process     // in start order
+	started []int          // every pid ever started
 	proxies []*faultproxy.Proxy
 	stopped bool
 }
 
 // Start builds the binaries if needed and starts a control plane on
 // 127.0.0.1 with free ports, fresh certificates and tokens and a data
-// directory of its own. It returns when kube-apiserver is ready, every other
+// directory of its own. A component that finds one of its ports taken by
+// another process (chosen free, taken before the component bound it) is
+// started again on fresh ports, up to 5 times. It returns when kube-apiserver is ready, every other
 // component reports healthy, every kwok node is Ready and pods can be
 // created in the "default" namespace. ctx bounds the start only; the
 // processes run until [ControlPlane.Stop]. On failure Start stops whatever it
@@ -137,6 +144,9 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 	if opts.Controllers == nil {
 		opts.Controllers = DefaultControllers
+	}
+	if opts.pickPort == nil {
+		opts.pickPort = freePort
 	}
 	for name := range opts.ExtraArgs {
 		if !knownComponent(name) {
@@ -206,18 +216,21 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 			return fmt.Errorf("controlplane: %w", err)
 		}
 	}
-	for _, name := range []string{"etcd-client", "etcd-peer", KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok} {
-		port, err := freePort()
-		if err != nil {
-			return err
-		}
-		cp.ports[name] = port
+
+	// etcd, then kube-apiserver; the others only need the API server and start together.
+	if err := cp.launch(ctx, Etcd); err != nil {
+		return err
 	}
+	// The admin rest.Config and the kubeconfigs need kube-apiserver's port,
+	// known once it listens on it.
 	cp.config = &rest.Config{
-		Host:            fmt.Sprintf("https://127.0.0.1:%d", cp.ports[KubeAPIServer]),
 		BearerToken:     cp.tokens[AdminUser],
 		TLSClientConfig: rest.TLSClientConfig{CAData: cp.pki.caCert},
 	}
+	if err := cp.launch(ctx, KubeAPIServer); err != nil {
+		return err
+	}
+	cp.config.Host = fmt.Sprintf("https://127.0.0.1:%d", cp.port(KubeAPIServer))
 	for user := range cp.tokens {
 		path := cp.kubeconfigFor(user)
 		if err := cp.writeKubeconfig(path, user); err != nil {
@@ -225,14 +238,6 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 		}
 	}
 	cp.kubeconfig = cp.kubeconfigFor(AdminUser)
-
-	// etcd, then kube-apiserver; the others only need the API server and start together.
-	if err := cp.launch(ctx, Etcd); err != nil {
-		return err
-	}
-	if err := cp.launch(ctx, KubeAPIServer); err != nil {
-		return err
-	}
 	others := []string{Kwok}
 	if !cp.opts.DisableControllerManager {
 		others = append(others, KubeControllerManager)
@@ -241,12 +246,12 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 		others = append(others, KubeScheduler)
 	}
 	for _, name := range others {
-		if err := cp.spawn(name); err != nil {
+		if err := cp.spawnOnFreshPorts(name); err != nil {
 			return err
 		}
 	}
 	for _, name := range others {
-		if err := cp.waitReady(ctx, name); err != nil {
+		if err := cp.waitStarted(ctx, name); err != nil {
 			return err
 		}
 	}
@@ -286,7 +291,7 @@ func (cp *ControlPlane) writeKubeconfigFor(path, user, server string) error {
 }
 
 // args returns the command line of a component: the launcher's flags, the
-// feature gates, then Options.ExtraArgs.
+// feature gates, then Options.ExtraArgs. It is called with cp.mu held.
 func (cp *ControlPlane) args(name string) []string {
 	dir := filepath.Join(cp.dir, name)
 	port := func(n string) string { return strconv.Itoa(cp.ports[n]) }
@@ -380,12 +385,106 @@ func (cp *ControlPlane) binary(name string) string {
 	}
 }
 
-// launch starts a component and waits until it is ready.
+// launch starts a component for the first time, on fresh ports, and waits
+// until it is ready.
 func (cp *ControlPlane) launch(ctx context.Context, name string) error {
-	if err := cp.spawn(name); err != nil {
+	if err := cp.spawnOnFreshPorts(name); err != nil {
 		return err
 	}
-	return cp.waitReady(ctx, name)
+	return cp.waitStarted(ctx, name)
+}
+
+// spawnOnFreshPorts chooses the ports of a component that is not running and
+// starts it without waiting.
+func (cp *ControlPlane) spawnOnFreshPorts(name string) error {
+	if err := cp.choosePorts(name); err != nil {
+		return err
+	}
+	return cp.spawn(name)
+}
+
+// waitStarted waits until a component started by spawnOnFreshPorts is ready.
+// When the component could not listen on a port because another process took
+// it after choosePorts, it is started again on fresh ports, up to
+// maxPortAttempts starts in all.
+func (cp *ControlPlane) waitStarted(ctx context.Context, name string) error {
+	for attempt := 1; ; attempt++ {
+		err := cp.waitReady(ctx, name)
+		var taken *portTakenError
+		if !errors.As(err, &taken) || attempt == maxPortAttempts {
+			return err
+		}
+		fmt.Fprintf(cp.logw, "controlplane: %s: port %d was taken by another process; starting it again on fresh ports (attempt %d of %d)\n",
+			name, taken.port, attempt+1, maxPortAttempts)
+		if err := cp.spawnOnFreshPorts(name); err != nil {
+			return err
+		}
+	}
+}
+
+// choosePorts chooses fresh ports for every use of a component that is not
+// running (see portUses), each different from every other port of the
+// instance, and forgets the component's process, so that the next spawn
+// builds its command line with the new ports.
+func (cp *ControlPlane) choosePorts(name string) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if p := cp.find(name); p != nil {
+		if p.running() {
+			return fmt.Errorf("controlplane: %s is already running", name)
+		}
+		cp.procs = slices.DeleteFunc(cp.procs, func(q *process) bool { return q == p })
+	}
+	for _, use := range portUses(name) {
+		delete(cp.ports, use)
+	}
+	for _, use := range portUses(name) {
+		port, err := cp.distinctPort(use)
+		if err != nil {
+			return err
+		}
+		cp.ports[use] = port
+	}
+	return nil
+}
+
+// distinctPort picks a port for use that no other use of the instance has:
+// a port is released once picked, so the kernel may hand it out again.
+func (cp *ControlPlane) distinctPort(use string) (int, error) {
+	for range maxPortAttempts {
+		port, err := cp.opts.pickPort(use)
+		if err != nil {
+			return 0, err
+		}
+		taken := false
+		for _, other := range cp.ports {
+			if other == port {
+				taken = true
+			}
+		}
+		if !taken {
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("controlplane: no free port for %s that the instance does not use already", use)
+}
+
+// port is the port of a use (a key of [ControlPlane.Ports]).
+func (cp *ControlPlane) port(use string) int {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.ports[use]
+}
+
+// portsOf returns the ports a component listens on.
+func (cp *ControlPlane) portsOf(name string) []int {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var ports []int
+	for _, use := range portUses(name) {
+		ports = append(ports, cp.ports[use])
+	}
+	return ports
 }
 
 // spawn starts a component (again, after StopComponent) without waiting.
@@ -441,7 +540,8 @@ func (cp *ControlPlane) StartProcess(name, path string, args ...string) (pid int
 
 // StartReplicaSetController starts a second kube-controller-manager, named
 // name, that runs upstream's ReplicaSet controller alone
-// (--controllers=replicaset-controller) and talks to the API server through
+// (--controllers=replicaset-controller), serves no port (--secure-port=0, so
+// it races no other process for one) and talks to the API server through
 // kubeconfig (for example a [ControlPlane.FaultProxy]'s for
 // [ControllerUser]), with extra flags appended (--kube-api-qps,
 // --concurrent-replicaset-syncs, --feature-gates, …). Start the instance
@@ -449,10 +549,6 @@ func (cp *ControlPlane) StartProcess(name, path string, args ...string) (pid int
 // so that it owns ReplicaSets alone. It is a process of the instance, as
 // with [ControlPlane.StartProcess].
 func (cp *ControlPlane) StartReplicaSetController(name, kubeconfig string, extra ...string) (pid int, err error) {
-	port, err := freePort()
-	if err != nil {
-		return 0, err
-	}
 	dir := filepath.Join(cp.dir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, fmt.Errorf("controlplane: %w", err)
@@ -460,7 +556,7 @@ func (cp *ControlPlane) StartReplicaSetController(name, kubeconfig string, extra
 	auth := cp.kubeconfigFor(KubeControllerManager)
 	args := append([]string{
 		"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + auth, "--authorization-kubeconfig=" + auth,
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port), "--cert-dir=" + dir,
+		"--secure-port=0", "--cert-dir=" + dir,
 		"--leader-elect=false",
 		"--controllers=replicaset-controller",
 	}, extra...)
@@ -507,13 +603,13 @@ func (cp *ControlPlane) Dir() string { return cp.dir }
 // LogPath is the log file of a component in Dir.
 func (cp *ControlPlane) LogPath(name string) string { return filepath.Join(cp.dir, name+".log") }
 
-// Ports returns the loopback ports the instance listens on, by use.
+// Ports returns the loopback ports the instance's components listen on, by
+// use: "etcd-client", "etcd-peer" and the name of every other component
+// started.
 func (cp *ControlPlane) Ports() map[string]int {
-	out := make(map[string]int, len(cp.ports))
-	for k, v := range cp.ports {
-		out[k] = v
-	}
-	return out
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return maps.Clone(cp.ports)
 }
 
 // PIDs returns the pid of every process the instance has started, including
@@ -559,12 +655,16 @@ func (cp *ControlPlane) halt(name string, kill bool) error {
 }
 
 // StartComponent starts a component stopped by StopComponent or KillComponent again and waits
-// until it is ready.
+// until it is ready. It keeps the component's ports, which its clients know:
+// if another process has taken one of them meanwhile, it fails.
 func (cp *ControlPlane) StartComponent(ctx context.Context, name string) error {
 	if cp.proc(name) == nil {
 		return fmt.Errorf("controlplane: %s was not started", name)
 	}
-	return cp.launch(ctx, name)
+	if err := cp.spawn(name); err != nil {
+		return err
+	}
+	return cp.waitReady(ctx, name)
 }
 
 // Stop stops every process the instance started, in reverse start order
@@ -589,16 +689,6 @@ func (cp *ControlPlane) Stop() error {
 		return fmt.Errorf("controlplane: %w", err)
 	}
 	return nil
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("controlplane: free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // sweepStale removes data directories of earlier instances whose owning

@@ -12,7 +12,10 @@
 //   - [Start] runs them on 127.0.0.1 with free ports, generated certificates,
 //     tokens and a data directory per instance, creates kwok nodes and returns
 //     when pods can be scheduled; [ControlPlane.RESTConfig] and
-//     [ControlPlane.KubeconfigPath] give access.
+//     [ControlPlane.KubeconfigPath] give access. Instances can start side by
+//     side: a component is ready only once its own process listens on its
+//     ports, and one whose port another process took first is started again
+//     on fresh ports.
 //   - [ControlPlane.RequestCounts] reads kube-apiserver's apiserver_request_total;
 //     with [Options.AuditWrites], [ControlPlane.Writes] counts the writes to
 //     pods and ReplicaSets by client from its audit log.

@@ -18,9 +18,10 @@ type process struct {
 	args    []string
 	logPath string
 
-	cmd  *exec.Cmd
-	done chan struct{} // closed after cmd.Wait returned
-	err  error         // cmd.Wait's result, valid once done is closed
+	cmd      *exec.Cmd
+	done     chan struct{} // closed after cmd.Wait returned
+	err      error         // cmd.Wait's result, valid once done is closed
+	logStart int64         // the log's size when this run started
 }
 
 // start launches the process with stdout and stderr appended to its log
@@ -33,13 +34,20 @@ func (p *process) start() error {
 		return fmt.Errorf("controlplane: %s: %w", p.name, err)
 	}
 	defer f.Close() // the child holds its own copy
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("controlplane: %s: %w", p.name, err)
+	}
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("controlplane: starting %s: %w", p.name, err)
 	}
-	p.cmd, p.done, p.err = cmd, make(chan struct{}), nil
+	p.cmd = cmd
+	p.done = make(chan struct{})
+	p.err = nil
+	p.logStart = fi.Size()
 	done := p.done
 	go func() {
 		p.err = cmd.Wait()
@@ -104,6 +112,21 @@ func (p *process) kill() {
 	}
 	_ = p.cmd.Process.Kill()
 	<-p.done
+}
+
+// logSinceStart returns what the process's current run has written to its
+// log, at most its first 4 MiB.
+func (p *process) logSinceStart() []byte {
+	f, err := os.Open(p.logPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.logStart, io.SeekStart); err != nil {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4<<20))
+	return b
 }
 
 // logTail returns the last lines of the process's log.

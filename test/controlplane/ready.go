@@ -18,39 +18,64 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// waitReady polls a component's health endpoint until it answers 200, the
-// process exits, ReadyTimeout passes or ctx is done.
+// waitReady polls until the component's process listens on each of its
+// ports and its health endpoint answers 200, or the process exits,
+// ReadyTimeout passes or ctx is done. When the process's log says that one of
+// its ports was taken by another process, it stops the process and returns a
+// *portTakenError (wrapped, with the log's tail).
 func (cp *ControlPlane) waitReady(ctx context.Context, name string) error {
 	p := cp.proc(name)
+	pid := p.cmd.Process.Pid
+	ports := cp.portsOf(name)
 	url, client := cp.healthURL(name)
 	t0 := time.Now()
-	err := cp.poll(ctx, name, func() (bool, string) {
+	err := cp.poll(ctx, name, func() (bool, string, error) {
+		if port, taken := bindFailure(p.logSinceStart(), ports); taken {
+			return false, "", &portTakenError{component: name, port: port}
+		}
+		for _, port := range ports {
+			held, err := listens(pid, port)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			if !held {
+				return false, fmt.Sprintf("pid %d does not listen on 127.0.0.1:%d yet", pid, port), nil
+			}
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
-			return false, err.Error()
+			return false, err.Error(), nil
 		}
 		if name == KubeAPIServer {
 			req.Header.Set("Authorization", "Bearer "+cp.tokens[AdminUser])
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return false, err.Error()
+			return false, err.Error(), nil
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		return resp.StatusCode == http.StatusOK, fmt.Sprintf("%s: %d %s", url, resp.StatusCode, tail(body, 5))
+		return resp.StatusCode == http.StatusOK, fmt.Sprintf("%s: %d %s", url, resp.StatusCode, tail(body, 5)), nil
 	})
 	if err != nil {
+		// The process may have exited over a taken port between two checks.
+		if port, taken := bindFailure(p.logSinceStart(), ports); taken {
+			cp.mu.Lock()
+			p.kill()
+			cp.mu.Unlock()
+			err = &portTakenError{component: name, port: port}
+		}
 		return p.errorWithLog(err)
 	}
 	fmt.Fprintf(cp.logw, "controlplane: %s ready after %.1fs\n", name, time.Since(t0).Seconds())
 	return nil
 }
 
-// poll calls check until it reports done; between calls it sleeps 50 ms
-// doubling up to 1 s. It fails when the component's process exits, after
-// ReadyTimeout, or when ctx is done; the error names the last check result.
-func (cp *ControlPlane) poll(ctx context.Context, name string, check func() (bool, string)) error {
+// poll calls check until it reports done or an error; between calls it
+// sleeps 50 ms doubling up to 1 s. It fails when check returns an error, when
+// the component's process exits, after ReadyTimeout, or when ctx is done; the
+// error names the last check result.
+func (cp *ControlPlane) poll(ctx context.Context, name string, check func() (done bool, msg string, err error)) error {
 	ctx, cancel := context.WithTimeout(ctx, cp.opts.ReadyTimeout)
 	defer cancel()
 	p := cp.proc(name)
@@ -62,7 +87,10 @@ func (cp *ControlPlane) poll(ctx context.Context, name string, check func() (boo
 				return fmt.Errorf("%w before it was ready (last check: %s)", err, last)
 			}
 		}
-		ok, msg := check()
+		ok, msg, err := check()
+		if err != nil {
+			return err
+		}
 		if ok {
 			return nil
 		}
@@ -82,13 +110,13 @@ func (cp *ControlPlane) poll(ctx context.Context, name string, check func() (boo
 // for it. kube-controller-manager's and kube-scheduler's serving certificates
 // are self-signed, so their health checks skip verification (loopback only).
 func (cp *ControlPlane) healthURL(name string) (string, *http.Client) {
-	port := strconv.Itoa(cp.ports[name])
+	port := strconv.Itoa(cp.port(name))
 	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback, self-signed
 	}}
 	switch name {
 	case Etcd:
-		return "http://127.0.0.1:" + strconv.Itoa(cp.ports["etcd-client"]) + "/health", &http.Client{Timeout: 5 * time.Second}
+		return "http://127.0.0.1:" + strconv.Itoa(cp.port("etcd-client")) + "/health", &http.Client{Timeout: 5 * time.Second}
 	case KubeAPIServer:
 		pool := x509.NewCertPool()
 		pool.AppendCertsFromPEM(cp.pki.caCert)
@@ -171,10 +199,10 @@ func (cp *ControlPlane) createNodes(ctx context.Context, client kubernetes.Inter
 			return fmt.Errorf("controlplane: creating node %s: %w", name, err)
 		}
 	}
-	err := cp.poll(ctx, Kwok, func() (bool, string) {
+	err := cp.poll(ctx, Kwok, func() (bool, string, error) {
 		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err.Error()
+			return false, err.Error(), nil
 		}
 		ready := 0
 		for i := range nodes.Items {
@@ -184,7 +212,7 @@ func (cp *ControlPlane) createNodes(ctx context.Context, client kubernetes.Inter
 				}
 			}
 		}
-		return ready == cp.opts.Nodes, fmt.Sprintf("%d of %d nodes Ready", ready, cp.opts.Nodes)
+		return ready == cp.opts.Nodes, fmt.Sprintf("%d of %d nodes Ready", ready, cp.opts.Nodes), nil
 	})
 	if err != nil {
 		return cp.proc(Kwok).errorWithLog(err)
@@ -234,12 +262,12 @@ func (cp *ControlPlane) ensureDefaultServiceAccount(ctx context.Context, client 
 		}
 		return nil
 	}
-	err := cp.poll(ctx, KubeControllerManager, func() (bool, string) {
+	err := cp.poll(ctx, KubeControllerManager, func() (bool, string, error) {
 		_, err := sa.Get(ctx, "default", metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error()
+			return false, err.Error(), nil
 		}
-		return true, ""
+		return true, "", nil
 	})
 	if err != nil {
 		return cp.proc(KubeControllerManager).errorWithLog(err)

@@ -37,14 +37,18 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // It sets opts.CacheVersions from mgr's cache: a sync waits while the cache
 // is older than the controller's own writes for that PodSet (the
 // consistency gate, as upstream's ReplicaSet controller since v1.36).
-func SetupWithManager(mgr ctrl.Manager, opts Options) (c *Controller, err error) {
-	if opts.CacheVersions, err = ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache()); err != nil {
+func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
+	versions, err := ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache())
+	if err != nil {
 		return nil, err
 	}
-	if c, err = New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts); err != nil {
+	opts.CacheVersions = versions
+	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
+	if err != nil {
 		return nil, err
 	}
-	return c, ctrlruntime.Register(mgr, "podset", c)
+	err = ctrlruntime.Register(mgr, "podset", c)
+	return c, err
 }
 
 // --- 8< --- controller-runtime quick start
@@ -56,25 +60,37 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	cfg.Expectations, cfg.TrackCreations, cfg.Clock, cfg.CacheVersions = opts.Expectations, opts.TrackCreations, opts.Clock, opts.CacheVersions
+	cfg.Expectations = opts.Expectations
+	cfg.TrackCreations = opts.TrackCreations
+	cfg.Clock = opts.Clock
+	cfg.CacheVersions = opts.CacheVersions
 	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
 		replicas := int32(1)
 		if ps.Spec.Replicas != nil {
 			replicas = *ps.Spec.Replicas
 		}
-		return reconcile.Owner{Replicas: replicas, Template: &ps.Spec.Template,
-			Selector: ps.Spec.Selector, MinReadySeconds: ps.Spec.MinReadySeconds}, nil
+		owner := reconcile.Owner{
+			Replicas:        replicas,
+			Template:        &ps.Spec.Template,
+			Selector:        ps.Spec.Selector,
+			MinReadySeconds: ps.Spec.MinReadySeconds,
+		}
+		return owner, nil
 	}
 	cfg.WriteStatus = func(ctx context.Context, ps *v1alpha1.PodSet, res reconcile.SyncResult) (*v1alpha1.PodSet, error) {
 		next := ps.DeepCopy()
-		n := res.Counts
-		next.Status.Replicas, next.Status.ReadyReplicas, next.Status.AvailableReplicas = n.Replicas, n.Ready, n.Available
-		next.Status.TerminatingReplicas, next.Status.ObservedGeneration = n.Terminating, ps.Generation
-		next.Status.Conditions, _ = status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
+		next.Status.Replicas = res.Counts.Replicas
+		next.Status.ReadyReplicas = res.Counts.Ready
+		next.Status.AvailableReplicas = res.Counts.Available
+		next.Status.TerminatingReplicas = res.Counts.Terminating
+		next.Status.ObservedGeneration = ps.Generation
+		conditions, _ := status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
+		next.Status.Conditions = conditions
 		if equality.Semantic.DeepEqual(next.Status, ps.Status) {
 			return ps, nil
 		}
-		return next, c.Status().Update(ctx, next) // Update fills in next from the server's answer
+		err := c.Status().Update(ctx, next) // Update fills in next from the server's answer
+		return next, err
 	}
 	return reconcile.NewController(cfg)
 }

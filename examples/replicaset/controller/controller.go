@@ -87,13 +87,18 @@ type Controller struct {
 
 // New wires a controller to the given informers (which the caller starts).
 func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer, opts Options) (*Controller, error) {
-	rsInf, podInf := rsInformer.Informer(), podInformer.Informer()
-	c := &Controller{synced: []cache.InformerSynced{rsInf.HasSynced, podInf.HasSynced}, onSync: opts.OnSync}
+	rsInf := rsInformer.Informer()
+	podInf := podInformer.Informer()
+	c := &Controller{
+		synced: []cache.InformerSynced{rsInf.HasSynced, podInf.HasSynced},
+		onSync: opts.OnSync,
+	}
 	limiter := opts.RateLimiter
 	if limiter == nil {
 		limiter = workqueue.DefaultTypedControllerRateLimiter[string]()
 	}
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "replicaset"})
+	queueConfig := workqueue.TypedRateLimitingQueueConfig[string]{Name: "replicaset"}
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter, queueConfig)
 
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners = clientgo.ReplicaSetOwners(client, rsInf)
@@ -101,25 +106,32 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 	// The stores' versions, not the reflectors': a version passes only once
 	// the listers can return what was written. They feed the consistency
 	// gate and, with Exact, EvidenceFirst.
-	cfg.CacheVersions, cfg.DisableConsistencyGate = clientgo.CacheVersions(podInf, rsInf), opts.DisableConsistencyGate
-	pc := clientgo.PodControl{Client: client, Recorder: opts.Recorder}
-	cfg.Control, cfg.Patcher = pc, pc
+	cfg.CacheVersions = clientgo.CacheVersions(podInf, rsInf)
+	cfg.DisableConsistencyGate = opts.DisableConsistencyGate
+	podControl := clientgo.PodControl{Client: client, Recorder: opts.Recorder}
+	cfg.Control = podControl
+	cfg.Patcher = podControl
 	writeStatus := clientgo.ReplicaSetStatus(client, status.Options{})
 	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
 		updated, err := writeStatus(ctx, rs, res)
-		if err == nil && updated != rs { // written, not skipped
-			c.written.Store(reconcile.OwnerKey(updated.Namespace, updated.Name), updated)
+		wrote := err == nil && updated != rs // false when the write was skipped
+		if wrote {
+			key := reconcile.OwnerKey(updated.Namespace, updated.Name)
+			c.written.Store(key, updated)
 		}
 		return updated, err
 	}
-	cfg.BurstReplicas, cfg.Expectations.TTL, cfg.TrackCreations = opts.BurstReplicas, opts.ExpectationsTTL, opts.Exact
+	cfg.BurstReplicas = opts.BurstReplicas
+	cfg.Expectations.TTL = opts.ExpectationsTTL
+	cfg.TrackCreations = opts.Exact
 	if opts.Exact {
 		cfg.Expectations.Policy = expectations.EvidenceFirst
 	}
-	var err error
-	if c.ctrl, err = reconcile.NewController(cfg); err != nil {
+	ctrl, err := reconcile.NewController(cfg)
+	if err != nil {
 		return nil, err
 	}
+	c.ctrl = ctrl
 	if err := clientgo.Register(c.ctrl, podInf, rsInf, c.queue); err != nil {
 		return nil, err
 	}
@@ -154,12 +166,23 @@ func (c *Controller) sync(ctx context.Context, key string) (reconcile.SyncResult
 	if c.onSync == nil {
 		return res, err
 	}
-	rep := Report{Key: key, Start: start, Duration: time.Since(start), Sync: res, Err: err, Wrote: wrote,
-		Desired: res.Owner.Replicas, Adopted: len(res.Adopted), Released: len(res.Released),
-		Requeued: res.RequeueAfter > 0, RequeueAfter: res.RequeueAfter}
+	rep := Report{
+		Key:          key,
+		Start:        start,
+		Duration:     time.Since(start),
+		Desired:      res.Owner.Replicas,
+		Sync:         res,
+		Adopted:      len(res.Adopted),
+		Released:     len(res.Released),
+		Wrote:        wrote,
+		Requeued:     res.RequeueAfter > 0,
+		RequeueAfter: res.RequeueAfter,
+		Err:          err,
+	}
 	rep.Pending, _ = c.ctrl.Expectations().Snapshot(key)
 	if rs, ok := res.Owner.Object.(*appsv1.ReplicaSet); ok {
-		rep.Found, rep.Status = true, rs.Status
+		rep.Found = true
+		rep.Status = rs.Status
 	}
 	if wrote {
 		rep.Status = written.(*appsv1.ReplicaSet).Status

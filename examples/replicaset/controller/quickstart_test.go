@@ -31,7 +31,8 @@ func runReplicaSets(ctx context.Context, client kubernetes.Interface) (*reconcil
 		return nil, err
 	}
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	pods, replicaSets := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
+	pods := factory.Core().V1().Pods().Informer()
+	replicaSets := factory.Apps().V1().ReplicaSets().Informer()
 	if err := clientgo.Register(ctrl, pods, replicaSets, queue); err != nil {
 		return nil, err
 	}
