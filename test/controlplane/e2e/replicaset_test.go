@@ -375,6 +375,28 @@ func (e *rsEnv) waitLive(owner string, n int) {
 	})
 }
 
+// quietFor is how long the pods of an owner must not change before
+// waitQuiet returns: far above a pod create's latency on the test's
+// control plane, far below convergeTimeout.
+const quietFor = 3 * time.Second
+
+// waitQuiet waits until the number of pods ever created for owner has not
+// changed for quietFor, and returns it.
+func (e *rsEnv) waitQuiet(owner string) int {
+	e.t.Helper()
+	last := len(e.pods.everOwnedBy(owner))
+	since := time.Now()
+	waitFor(e.t, e.ctx, convergeTimeout, fmt.Sprintf("no new pod of %s for %s", owner, quietFor), func(context.Context) (bool, string, error) {
+		got := len(e.pods.everOwnedBy(owner))
+		if got != last {
+			last = got
+			since = time.Now()
+		}
+		return time.Since(since) >= quietFor, fmt.Sprintf("%d pods ever created", got), nil
+	})
+	return last
+}
+
 // modes are the controller's two expectation modes: upstream's counters and
 // 5-minute timeout, and reconcilekit's exact expectations (the demo's default).
 var modes = []struct{ name, arg string }{{"upstream", "-exact=false"}, {"exact", "-exact=true"}}
@@ -442,10 +464,16 @@ func testControllerRestart(t *testing.T, mode string) {
 	e.create(newReplicaSet("web", n, 0))
 	e.waitLive(owner, 30)
 	e.ctrl.kill()
-	mid := len(e.pods.live(owner))
+	// Creates the killed process had already sent still land after its
+	// death; a successor that lists before they do sees fewer pods than
+	// exist and makes up the difference, whatever its expectations (a
+	// killed process cannot take back a request in flight). This test is
+	// about the successor starting from what it finds, so it starts once
+	// the pod set has held still for quietFor.
+	mid := e.waitQuiet(owner)
 	e.ctrl = startRSController(t, e.cp, e.ns, mode)
 	e.converge("web", want{replicas: n, ready: n, available: n, terminating: ptr.To[int32](0)})
-	t.Logf("killed the controller at %d live pods", mid)
+	t.Logf("killed the controller at %d pods ever created", mid)
 	assert.Len(t, e.pods.everOwnedBy(owner), n, "pods were created beyond the desired count")
 	assert.False(t, e.ctrl.exited(), "the controller exited")
 }
