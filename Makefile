@@ -154,7 +154,7 @@ e2e-test:
 		echo "go test -race (test/controlplane, real control plane)" && \
 		$(GO) test -race -count=1 -timeout $(E2E_TIMEOUT) ./...
 
-# COMPARE_ARGS, e.g. -runs 5, -pods 10000, -contenders 0,2, -fault lost-event -parallel 4; see
+# COMPARE_ARGS, e.g. -runs 5, -pods 10000, -owners 1000 -pods 10, -contenders 0,2,4, -fault lost-event -parallel 4; see
 # `go run ./cmd/controlplane compare -h` in test/controlplane.
 COMPARE_ARGS ?=
 compare:
