@@ -4,23 +4,32 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
 
-// auditPolicy records, at Metadata level, every write to pods and
-// ReplicaSets (and their subresources) once its response is complete.
+// auditPolicy records, at Metadata level, every request of ControllerUser
+// (a watch once when its response starts and again when it ends, every other
+// request when its response is complete), and every write to pods,
+// ReplicaSets and the examples' PodSets (and their subresources) by anyone
+// once its response is complete.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: ["RequestReceived", "ResponseStarted", "Panic"]
+omitStages: ["RequestReceived", "Panic"]
 rules:
 - level: Metadata
+  users: ["` + ControllerUser + `"]
+- level: Metadata
+  omitStages: ["ResponseStarted"]
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
   resources:
   - group: ""
     resources: ["pods", "pods/*"]
   - group: "apps"
     resources: ["replicasets", "replicasets/*"]
+  - group: "demo.reconcilekit.dev"
+    resources: ["podsets", "podsets/*"]
 - level: None
 `
 
@@ -37,9 +46,9 @@ const ControllerUser = "controller-under-test"
 
 // Write is one kind of write in kube-apiserver's audit log.
 type Write struct {
-	User        string // AdminUser, or a component name (KubeControllerManager, KubeScheduler, Kwok)
+	User        string // AdminUser, ControllerUser or a component name (KubeControllerManager, KubeScheduler, Kwok)
 	Verb        string // create, update, patch, delete, deletecollection
-	Resource    string // pods, replicasets
+	Resource    string // pods, replicasets, podsets
 	Subresource string // status, binding, …
 	Code        int    // HTTP status code of the response
 }
@@ -71,33 +80,78 @@ func (c WriteCounts) Since(earlier WriteCounts) WriteCounts {
 	return out
 }
 
+// VerbCounts maps each verb (get, list, watch, create, update, patch,
+// delete, …) to how many requests used it.
+type VerbCounts map[string]int
+
+// Since returns c minus earlier, verb by verb.
+func (c VerbCounts) Since(earlier VerbCounts) VerbCounts {
+	out := make(VerbCounts, len(c))
+	for v, n := range c {
+		if d := n - earlier[v]; d != 0 {
+			out[v] = d
+		}
+	}
+	return out
+}
+
+// AuditCounts is what [ControlPlane.Audit] reads from kube-apiserver's audit
+// log.
+type AuditCounts struct {
+	// Writes are the writes to pods, ReplicaSets and PodSets, by every user.
+	Writes WriteCounts
+	// Requests are ControllerUser's requests of every kind, by verb: each
+	// request once, a watch when its response starts (so an open watch
+	// counts), any other request when its response is complete.
+	Requests VerbCounts
+}
+
 func (cp *ControlPlane) auditPaths() (policy, log string) {
 	return filepath.Join(cp.dir, "audit-policy.yaml"), filepath.Join(cp.dir, "audit.log")
 }
 
-// Writes reads kube-apiserver's audit log and counts the writes to pods and
-// ReplicaSets by user, verb, resource, subresource and response code; it
-// tells which client did what, which apiserver_request_total cannot. It
-// needs [Options.AuditWrites]. kube-apiserver logs a write after answering
-// it, so a write that has only just returned may not be counted yet.
+// Writes reads kube-apiserver's audit log and counts the writes to pods,
+// ReplicaSets and PodSets by user, verb, resource, subresource and response
+// code; it tells which client did what, which apiserver_request_total
+// cannot. It needs [Options.AuditWrites]. kube-apiserver logs a write after
+// answering it, so a write that has only just returned may not be counted
+// yet.
 func (cp *ControlPlane) Writes() (WriteCounts, error) {
+	c, err := cp.Audit()
+	return c.Writes, err
+}
+
+// Audit reads kube-apiserver's audit log once: the writes, as [ControlPlane.Writes]
+// counts them, and ControllerUser's requests by verb. It needs
+// [Options.AuditWrites].
+func (cp *ControlPlane) Audit() (AuditCounts, error) {
 	if !cp.opts.AuditWrites {
-		return nil, fmt.Errorf("controlplane: Writes needs Options.AuditWrites")
+		return AuditCounts{}, fmt.Errorf("controlplane: Audit needs Options.AuditWrites")
 	}
 	_, path := cp.auditPaths()
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: audit log: %w", err)
+		return AuditCounts{}, fmt.Errorf("controlplane: audit log: %w", err)
 	}
 	defer f.Close()
-	out := WriteCounts{}
-	sc := bufio.NewScanner(f)
+	return countAudit(f)
+}
+
+// countAudit counts the events of an audit log (one JSON event per line).
+// A line that does not parse is skipped: kube-apiserver may be writing the
+// last one right now.
+func countAudit(r io.Reader) (AuditCounts, error) {
+	out := AuditCounts{Writes: WriteCounts{}, Requests: VerbCounts{}}
+	// The requests counted when their response started, until it completes.
+	started := map[string]bool{}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		var ev struct {
-			Stage string
-			Verb  string
-			User  struct {
+			AuditID string
+			Stage   string
+			Verb    string
+			User    struct {
 				Username string
 			}
 			ObjectRef struct {
@@ -109,17 +163,49 @@ func (cp *ControlPlane) Writes() (WriteCounts, error) {
 			}
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			// kube-apiserver may be writing the last line right now.
 			continue
 		}
-		if ev.Stage != "ResponseComplete" {
-			continue
+		user := ev.User.Username
+		switch ev.Stage {
+		case "ResponseStarted":
+			if user == ControllerUser {
+				out.Requests[ev.Verb]++
+				started[ev.AuditID] = true
+			}
+		case "ResponseComplete":
+			if user == ControllerUser {
+				if started[ev.AuditID] {
+					delete(started, ev.AuditID)
+				} else {
+					out.Requests[ev.Verb]++
+				}
+			}
+			if isWrite(ev.Verb) && writeAudited(ev.ObjectRef.Resource) {
+				out.Writes[Write{User: user, Verb: ev.Verb, Resource: ev.ObjectRef.Resource,
+					Subresource: ev.ObjectRef.Subresource, Code: ev.ResponseStatus.Code}]++
+			}
 		}
-		out[Write{User: ev.User.Username, Verb: ev.Verb, Resource: ev.ObjectRef.Resource,
-			Subresource: ev.ObjectRef.Subresource, Code: ev.ResponseStatus.Code}]++
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("controlplane: audit log: %w", err)
+		return AuditCounts{}, fmt.Errorf("controlplane: audit log: %w", err)
 	}
 	return out, nil
+}
+
+func isWrite(verb string) bool {
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// writeAudited tells the resources whose writes the policy logs for every
+// user; ControllerUser's other writes (events, …) are only in Requests.
+func writeAudited(resource string) bool {
+	switch resource {
+	case "pods", "replicasets", "podsets":
+		return true
+	}
+	return false
 }

@@ -75,7 +75,8 @@ type Options struct {
 	// kube-controller-manager and kube-scheduler.
 	FeatureGates map[string]bool
 	// AuditWrites makes kube-apiserver write an audit log of every write to
-	// pods and ReplicaSets, which [ControlPlane.Writes] counts by user.
+	// pods, ReplicaSets and PodSets, which [ControlPlane.Writes] counts by
+	// user, and of every request of ControllerUser ([ControlPlane.Audit]).
 	AuditWrites bool
 	// ExtraArgs are appended, per component name, after the launcher's own
 	// flags (for single-valued flags the last one wins).

@@ -402,6 +402,14 @@ func TestStartReplicaSetControllerOfItsOwn(t *testing.T) {
 	assert.Equal(t, 3, writes.Sum(controlplane.ControllerUser, "create", "pods", "", 201), "the controller's creates, as its own user")
 	assert.Zero(t, writes.Sum(controlplane.KubeControllerManager, "create", "pods", "", 0), "the main kube-controller-manager created pods")
 	assert.Positive(t, proxy.Stats().PodWatches, "its pod watch went through the proxy")
+	audit, err := cp.Audit()
+	require.NoError(t, err)
+	assert.Equal(t, writes, audit.Writes)
+	assert.GreaterOrEqual(t, audit.Requests["create"], 3, "its requests by verb: the pod creates at least")
+	t.Logf("the controller's requests by verb: %v", audit.Requests)
+	// client-go v0.37's informers start with a watch that streams the
+	// initial state (WatchListClient), not with a list.
+	assert.GreaterOrEqual(t, audit.Requests["watch"], 2, "its pod and ReplicaSet informers' watches, counted while still open")
 
 	require.NoError(t, cp.Stop())
 	assertLeftNothing(t, cp.PIDs(), cp.Ports(), cp.Dir())

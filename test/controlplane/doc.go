@@ -18,7 +18,8 @@
 //     on fresh ports.
 //   - [ControlPlane.RequestCounts] reads kube-apiserver's apiserver_request_total;
 //     with [Options.AuditWrites], [ControlPlane.Writes] counts the writes to
-//     pods and ReplicaSets by client from its audit log.
+//     pods, ReplicaSets and PodSets by client from its audit log, and
+//     [ControlPlane.Audit] also ControllerUser's requests by verb.
 //   - [ControlPlane.FaultProxy] puts a fault proxy (package faultproxy)
 //     between one client and kube-apiserver: a kubeconfig that points at it,
 //     and faults set at run time, such as a delayed pod watch.

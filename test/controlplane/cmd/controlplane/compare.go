@@ -15,54 +15,90 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/reconcilekit/reconcilekit/test/controlplane"
 	"github.com/reconcilekit/reconcilekit/test/controlplane/faultproxy"
 )
 
-// A contender is one ReplicaSet controller under comparison, started as a
-// process of its own whose API traffic goes through a fault proxy.
+// program is what a contender runs.
+type program int
+
+const (
+	upstreamRS program = iota // kube-controller-manager's replicaset-controller
+	clientGoRS                // the examples' client-go ReplicaSet controller (e2e/testdata/rscontroller)
+	podSetCR                  // the examples' controller-runtime PodSet controller (examples/podset)
+)
+
+// A contender is one controller under comparison, started as a process of
+// its own whose API traffic goes through a fault proxy.
 type contender struct {
-	name     string
-	upstream bool     // kube-controller-manager's replicaset-controller, else the examples' controller
-	args     []string // extra flags
+	name    string
+	program program
+	args    []string // extra flags
+}
+
+// kind is the kind of owner the contender reconciles.
+func (k contender) kind() ownerKind {
+	if k.program == podSetCR {
+		return podSets
+	}
+	return replicaSets
 }
 
 var contenders = []contender{
-	{name: "kube-controller-manager v1.37.2", upstream: true},
-	{name: "kube-controller-manager, StaleControllerConsistencyReplicaSet=false", upstream: true,
+	{name: "kube-controller-manager v1.37.2", program: upstreamRS},
+	{name: "kube-controller-manager, StaleControllerConsistencyReplicaSet=false", program: upstreamRS,
 		args: []string{"--feature-gates=StaleControllerConsistencyReplicaSet=false"}},
-	{name: "reconcilekit, defaults", args: []string{"-exact=false"}},
-	{name: "reconcilekit, TrackCreations + EvidenceFirst", args: []string{"-exact=true"}},
+	{name: "reconcilekit, defaults", program: clientGoRS, args: []string{"-exact=false"}},
+	{name: "reconcilekit, TrackCreations + EvidenceFirst", program: clientGoRS, args: []string{"-exact=true"}},
+	{name: "reconcilekit PodSet (controller-runtime), defaults", program: podSetCR, args: []string{"-exact=false"}},
 }
+
+// defaultContenders are the indices run without -contenders: for one
+// owner the four make compare has always run; for a fleet, upstream, the
+// client-go example and the PodSet example, each with defaults.
+func defaultContenders(fleet bool) []int {
+	if fleet {
+		return []int{0, 2, 4}
+	}
+	return []int{0, 1, 2, 3}
+}
+
+// driverWorkers is how many of the driver's own writes (owner creates and
+// scales, pod deletes) are in flight at once; the driver's client is not
+// rate-limited below driverQPS.
+const (
+	driverWorkers = 16
+	driverQPS     = 1000
+)
 
 // compareConfig is what every run of every contender shares.
 type compareConfig struct {
-	runs, pods, final, disrupt int
-	parallel                   int
-	qps                        float64
-	burst, workers             int
-	phaseTimeout               time.Duration
-	fault                      string
-	lag, touch, touchEvery     time.Duration
-	rsBin                      string
-	opts                       controlplane.Options
+	workload
+	runs, parallel         int
+	qps                    float64
+	burst, workers         int
+	phaseTimeout           time.Duration
+	fault                  string
+	lag, touch, touchEvery time.Duration
+	rsBin, podSetBin       string
+	podSetCRD              string
+	podSetFlags            map[string]bool // which of -qps, -burst, -workers the PodSet binary has
+	opts                   controlplane.Options
 }
 
-// phase is one step of the workload: set the replicas (or delete pods), then
-// wait for a converged status.
+// phase is one step of the workload: create the owners, set their
+// replicas or delete pods, then wait for every owner's converged status.
 type phase struct {
 	name    string
-	desired int
-	disrupt int // pods deleted behind the controller's back
+	desired int  // every owner's replicas
+	create  bool // the owners are created, at 0
+	disrupt int  // pods deleted behind the controller's back
 	// lostEvent makes the phase scenario (b): the one pod the controller
 	// creates for it is created and deleted while the controller's pod
 	// watch is held, and the watch's history is then gone; the time is
@@ -75,12 +111,14 @@ type measured struct {
 	took                                  time.Duration
 	creates, deletes, statusWrites, fails int
 	cpu                                   time.Duration
+	requests                              controlplane.VerbCounts // the controller's API requests by verb
 }
 
 type runResult struct {
-	phases  []measured
-	peakRSS int64 // KiB, VmHWM
-	extra   int   // most live pods above the desired count in the scale-up phases
+	phases   []measured
+	peakRSS  int64 // KiB, VmHWM
+	extra    int   // most live pods above desired, summed over the owners (podTally)
+	extraOne int   // most live pods above desired of one owner
 }
 
 func runCompare(ctx context.Context, args []string, out io.Writer) error {
@@ -90,18 +128,19 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	sf.register(fs, 0)
 	fs.IntVar(&c.runs, "runs", 3, "runs per contender (medians and min–max are printed)")
 	fs.IntVar(&c.parallel, "parallel", 1, "runs at once, each on its own control plane (for the long fault scenarios; times and CPU then include the contention)")
-	fs.IntVar(&c.pods, "pods", 1000, "replicas to scale up to (10000 for the large variant)")
-	fs.IntVar(&c.final, "final", 10, "replicas to scale down to")
-	fs.IntVar(&c.disrupt, "disrupt", 5, "pods deleted behind the controller's back at the peak")
+	fs.IntVar(&c.owners, "owners", 1, "owners (ReplicaSets, or PodSets for the PodSet contender) in the one namespace; above 1 the fleet workload: all created at 0, all scaled to -pods, -disrupt of their pods deleted, all scaled to -final")
+	fs.IntVar(&c.pods, "pods", 1000, "replicas of each owner to scale up to (10000 for the large single-owner variant)")
+	fs.IntVar(&c.final, "final", 10, "replicas of each owner to scale down to (default 1 with -owners > 1)")
+	fs.IntVar(&c.disrupt, "disrupt", 5, "pods deleted behind the controller's back at the peak, spread over the owners (default 10% of the pods with -owners > 1)")
 	fs.Float64Var(&c.qps, "qps", 100, "client QPS of every contender (--kube-api-qps, rest.Config.QPS)")
 	fs.IntVar(&c.burst, "burst", 200, "client burst of every contender (--kube-api-burst, rest.Config.Burst)")
 	fs.IntVar(&c.workers, "workers", 5, "sync workers of every contender (--concurrent-replicaset-syncs, -workers)")
-	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 5*time.Minute, "give up on a phase that has not converged by then")
+	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 0, "give up on a phase that has not converged by then (default 5m, or 40 ms per pod of -owners × -pods when longer)")
 	fs.DurationVar(&c.lag, "lag", 5*time.Minute+30*time.Second, "-fault informer-lag: how long the controller's pod watch is delayed during the scale-up")
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
-	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress)")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
-	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–3; default all)")
+	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–4; default 0–3 with -owners 1, 0,2,4 with more)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: controlplane compare [flags]\n\nContenders:\n")
@@ -114,20 +153,37 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if sf.nodes == 0 {
-		sf.nodes = max(3, c.pods/500+1) // kwok nodes take 1000 pods each
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.lostEvent = c.fault == "lost-event"
+	c.applyFleetDefaults(set)
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("controlplane: compare: %w", err)
 	}
-	if c.runs < 1 || c.parallel < 1 || c.pods < 1 || c.final < 0 || c.final > c.pods || c.disrupt < 0 || c.disrupt > c.pods || c.touchEvery <= 0 {
-		return errors.New("controlplane: compare: want -runs ≥ 1, -parallel ≥ 1, -pods ≥ 1, 0 ≤ -final ≤ -pods, 0 ≤ -disrupt ≤ -pods, -touch-every > 0")
+	if c.runs < 1 || c.parallel < 1 || c.touchEvery <= 0 || c.phaseTimeout < 0 {
+		return errors.New("controlplane: compare: want -runs ≥ 1, -parallel ≥ 1, -touch-every > 0, -phase-timeout ≥ 0")
+	}
+	if c.phaseTimeout == 0 {
+		c.phaseTimeout = c.workload.phaseTimeout()
+	}
+	if sf.nodes == 0 {
+		sf.nodes = c.nodes()
 	}
 	switch c.fault {
-	case "none", "lost-creates", "failing-writes", "informer-lag", "lost-event":
+	case "none", "lost-creates", "failing-writes", "lost-event":
+	case "informer-lag":
+		if c.fleet() {
+			return errors.New("controlplane: compare: -fault informer-lag needs -owners 1")
+		}
 	default:
 		return fmt.Errorf("controlplane: compare: -fault: unknown fault %q", c.fault)
 	}
-	chosen := contenders
-	if *only != "" {
-		chosen = nil
+	var chosen []contender
+	if *only == "" {
+		for _, i := range defaultContenders(c.fleet()) {
+			chosen = append(chosen, contenders[i])
+		}
+	} else {
 		for _, s := range strings.Split(*only, ",") {
 			i, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || i < 0 || i >= len(contenders) {
@@ -167,27 +223,55 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("controlplane: compare: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	c.rsBin = filepath.Join(tmp, "rscontroller")
-	build := exec.CommandContext(ctx, "go", "build", "-o", c.rsBin,
-		filepath.Join("..", "test", "controlplane", "e2e", "testdata", "rscontroller", "main.go"))
-	build.Dir, build.Stdout, build.Stderr = *examples, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("controlplane: compare: building the examples' controller: %w", err)
+	if err := c.buildContenders(ctx, *examples, tmp, chosen); err != nil {
+		return err
 	}
-
-	phases := []phase{
-		{name: fmt.Sprintf("0 → %d", c.pods), desired: c.pods},
-		{name: fmt.Sprintf("delete %d", c.disrupt), desired: c.pods, disrupt: c.disrupt},
-		{name: fmt.Sprintf("%d → %d", c.pods, c.final), desired: c.final},
-	}
-	if c.fault == "lost-event" {
-		phases = append(phases, phase{name: fmt.Sprintf("lost event, %d → %d", c.final, c.final+1), desired: c.final + 1, lostEvent: true})
-	}
+	phases := c.phases()
 	results, err := runAll(ctx, c, chosen, phases)
 	if err != nil {
 		return err
 	}
 	printComparison(out, c, chosen, phases, results, time.Since(start))
+	return nil
+}
+
+// buildContenders builds, inside the examples module, the programs the
+// chosen contenders run, into dir, and asks the PodSet example which of
+// the shared client and worker flags it has.
+func (c *compareConfig) buildContenders(ctx context.Context, examples, dir string, chosen []contender) error {
+	build := func(what, out, pkg string) error {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = examples, os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("controlplane: compare: building %s: %w", what, err)
+		}
+		return nil
+	}
+	for _, k := range chosen {
+		switch {
+		case k.program == clientGoRS && c.rsBin == "":
+			c.rsBin = filepath.Join(dir, "rscontroller")
+			if err := build("the examples' client-go controller", c.rsBin,
+				filepath.Join("..", "test", "controlplane", "e2e", "testdata", "rscontroller", "main.go")); err != nil {
+				return err
+			}
+		case k.program == podSetCR && c.podSetBin == "":
+			c.podSetBin = filepath.Join(dir, "podset")
+			if err := build("the examples' PodSet controller", c.podSetBin, "./podset"); err != nil {
+				return err
+			}
+			c.podSetCRD = filepath.Join(examples, filepath.FromSlash(podSetCRD))
+			hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			usage, _ := exec.CommandContext(hctx, c.podSetBin, "-h").CombinedOutput() // -h exits 0 or 2 by the flag package's choice
+			cancel()
+			c.podSetFlags = flagsInUsage(string(usage), "qps", "burst", "workers")
+			for _, f := range []string{"qps", "burst", "workers"} {
+				if !c.podSetFlags[f] {
+					fmt.Fprintf(os.Stderr, "compare: the PodSet example has no -%s flag: it runs with controller-runtime's default\n", f)
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -237,6 +321,29 @@ feed:
 	return results, nil
 }
 
+// startContender starts k's controller process with kubeconfig and returns its pid.
+func startContender(cp *controlplane.ControlPlane, c compareConfig, k contender, kubeconfig string) (int, error) {
+	qps, burst, workers := strconv.FormatFloat(c.qps, 'f', -1, 64), strconv.Itoa(c.burst), strconv.Itoa(c.workers)
+	switch k.program {
+	case upstreamRS:
+		return cp.StartReplicaSetController("replicaset-controller", kubeconfig, append([]string{
+			"--kube-api-qps=" + qps, "--kube-api-burst=" + burst, "--concurrent-replicaset-syncs=" + workers,
+		}, k.args...)...)
+	case clientGoRS:
+		return cp.StartProcess("reconcilekit", c.rsBin, append([]string{
+			"-kubeconfig=" + kubeconfig, "-quiet", "-qps=" + qps, "-burst=" + burst, "-workers=" + workers,
+		}, k.args...)...)
+	default:
+		args := []string{"-kubeconfig=" + kubeconfig}
+		for f, v := range map[string]string{"qps": qps, "burst": burst, "workers": workers} {
+			if c.podSetFlags[f] {
+				args = append(args, "-"+f+"="+v)
+			}
+		}
+		return cp.StartProcess("reconcilekit-podset", c.podSetBin, append(args, k.args...)...)
+	}
+}
+
 // compareRun runs the workload once against a fresh control plane.
 // label names the run in the progress lines on stderr.
 func compareRun(ctx context.Context, c compareConfig, k contender, phases []phase, label string) (runResult, error) {
@@ -245,47 +352,59 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		return runResult{}, err
 	}
 	defer cp.Stop()
+	kind := k.kind()
+	// The driver's own client, straight to kube-apiserver.
+	cfg := cp.RESTConfig()
+	cfg.QPS, cfg.Burst = driverQPS, driverQPS
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return runResult{}, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return runResult{}, err
+	}
+	if kind == podSets {
+		// Before the controller starts: its cache needs the kind.
+		if err := applyCRD(ctx, dyn, c.podSetCRD, 2*time.Minute); err != nil {
+			return runResult{}, fmt.Errorf("the PodSet CRD: %w", err)
+		}
+	}
 	proxy, kubeconfig, err := cp.FaultProxy(controlplane.ControllerUser)
 	if err != nil {
 		return runResult{}, err
 	}
-	var pid int
-	if k.upstream {
-		pid, err = cp.StartReplicaSetController("replicaset-controller", kubeconfig, append([]string{
-			"--kube-api-qps=" + strconv.FormatFloat(c.qps, 'f', -1, 64),
-			"--kube-api-burst=" + strconv.Itoa(c.burst),
-			"--concurrent-replicaset-syncs=" + strconv.Itoa(c.workers),
-		}, k.args...)...)
-	} else {
-		pid, err = cp.StartProcess("reconcilekit", c.rsBin, append([]string{
-			"-kubeconfig=" + kubeconfig, "-quiet",
-			"-qps=" + strconv.FormatFloat(c.qps, 'f', -1, 64),
-			"-burst=" + strconv.Itoa(c.burst),
-			"-workers=" + strconv.Itoa(c.workers),
-		}, k.args...)...)
-	}
+	pid, err := startContender(cp, c, k, kubeconfig)
 	if err != nil {
 		return runResult{}, err
 	}
-	client, err := kubernetes.NewForConfig(cp.RESTConfig())
-	if err != nil {
-		return runResult{}, err
-	}
-	const ns, name = "compare", "web"
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return runResult{}, err
+	const ns = "compare"
+	for _, n := range []string{ns, ns + "-warmup"} {
+		if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+			return runResult{}, err
+		}
 	}
 	w, err := watchLive(ctx, client, ns)
 	if err != nil {
 		return runResult{}, err
 	}
 	defer w.stop()
-	if _, err := client.AppsV1().ReplicaSets(ns).Create(ctx, compareReplicaSet(name, 0), metav1.CreateOptions{}); err != nil {
+	ow, err := watchOwners(ctx, dyn, kind, ns)
+	if err != nil {
 		return runResult{}, err
 	}
-	// The controller is up once it has written the status of generation 1.
-	if err := waitConverged(ctx, client, ns, name, 0, 0, w, 2*time.Minute); err != nil {
-		return runResult{}, fmt.Errorf("the controller did not take the ReplicaSet up: %w", err)
+	defer ow.stop()
+	names := c.ownerNames()
+	// The controller is up once it has written the status of generation 1:
+	// of the one owner, or of a warm-up owner in a namespace of its own
+	// before a fleet is created (a phase then).
+	if c.fleet() {
+		err = warmUp(ctx, dyn, kind, ns+"-warmup", 2*time.Minute)
+	} else if _, err = dyn.Resource(kind.gvr).Namespace(ns).Create(ctx, kind.object(names[0], 0), metav1.CreateOptions{}); err == nil {
+		err = waitConverged(ctx, ow, w, names, 0, 0, 2*time.Minute)
+	}
+	if err != nil {
+		return runResult{}, fmt.Errorf("the controller did not take the %s up: %w", kind.kind, err)
 	}
 
 	switch c.fault {
@@ -301,9 +420,13 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	defer lagging.Wait()
 	lagCtx, endLag := context.WithCancel(ctx)
 	defer endLag()
+	scaleUp := 0 // the index of the first scale-up, where -fault informer-lag acts
+	if c.fleet() {
+		scaleUp = 1
+	}
 	for i, ph := range phases {
 		stats0 := proxy.Stats()
-		before, err := cp.Writes()
+		before, err := cp.Audit()
 		if err != nil {
 			return res, err
 		}
@@ -314,43 +437,54 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		adds := 0
 		w.resetAdds() // before the action: its replacements may come at once
 		t0 := time.Now()
-		if ph.lostEvent {
-			if t0, err = loseEvent(ctx, client, proxy, w, ns, name, ph.desired); err != nil {
+		switch {
+		case ph.lostEvent:
+			if t0, err = loseEvent(ctx, dyn, kind, proxy, w, ns, names[0], ph.desired); err != nil {
 				return res, fmt.Errorf("%s: %w", ph.name, err)
 			}
 			adds = 1 // the controller's replacement of the pod lost
-			lagging.Go(func() { touchEvery(lagCtx, client, ns, name, c.touchEvery) })
-		} else if ph.disrupt > 0 {
-			victims := w.livePods()
+			lagging.Go(func() { touchEvery(lagCtx, dyn, kind, ns, names[0], c.touchEvery) })
+		case ph.disrupt > 0:
+			victims := spreadPick(w.livePods(), ph.disrupt)
 			if len(victims) < ph.disrupt {
 				return res, fmt.Errorf("%s: only %d live pods", ph.name, len(victims))
 			}
-			for _, p := range victims[:ph.disrupt] {
-				if err := client.CoreV1().Pods(ns).Delete(ctx, p, metav1.DeleteOptions{}); err != nil {
-					return res, err
-				}
+			if err := forEach(ctx, len(victims), driverWorkers, func(ctx context.Context, j int) error {
+				return client.CoreV1().Pods(ns).Delete(ctx, victims[j], metav1.DeleteOptions{})
+			}); err != nil {
+				return res, fmt.Errorf("%s: %w", ph.name, err)
 			}
 			adds = ph.disrupt
-		} else {
+		case ph.create:
 			w.setDesired(ph.desired)
-			if i == 0 && c.fault == "informer-lag" {
+			if err := forEach(ctx, len(names), driverWorkers, func(ctx context.Context, j int) error {
+				_, err := dyn.Resource(kind.gvr).Namespace(ns).Create(ctx, kind.object(names[j], ph.desired), metav1.CreateOptions{})
+				return err
+			}); err != nil {
+				return res, fmt.Errorf("%s: %w", ph.name, err)
+			}
+		default:
+			w.setDesired(ph.desired)
+			if i == scaleUp && c.fault == "informer-lag" {
 				proxy.SetPodWatchDelay(c.lag)
 			}
-			if err := scaleReplicaSet(ctx, client, ns, name, ph.desired); err != nil {
-				return res, err
+			if err := forEach(ctx, len(names), driverWorkers, func(ctx context.Context, j int) error {
+				return kind.scale(ctx, dyn, ns, names[j], ph.desired)
+			}); err != nil {
+				return res, fmt.Errorf("%s: %w", ph.name, err)
 			}
-			if i == 0 && c.fault == "informer-lag" {
-				lagging.Go(func() { lagScenario(lagCtx, client, proxy, ns, name, c.lag, c.touch) })
+			if i == scaleUp && c.fault == "informer-lag" {
+				lagging.Go(func() { lagScenario(lagCtx, dyn, kind, proxy, ns, names[0], c.lag, c.touch) })
 			}
 		}
 		timeout := c.phaseTimeout
-		if i == 0 && c.fault == "informer-lag" {
+		if i == scaleUp && c.fault == "informer-lag" {
 			timeout += c.lag
 		}
 		if ph.lostEvent {
 			timeout += expectationsTTL
 		}
-		if err := waitConverged(ctx, client, ns, name, ph.desired, adds, w, timeout); err != nil {
+		if err := waitConverged(ctx, ow, w, names, ph.desired, adds, timeout); err != nil {
 			return res, fmt.Errorf("%s: %w", ph.name, err)
 		}
 		took := time.Since(t0)
@@ -365,18 +499,19 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		if err != nil {
 			return res, err
 		}
-		after, err := cp.Writes()
+		after, err := cp.Audit()
 		if err != nil {
 			return res, err
 		}
-		d := after.Since(before)
+		d := after.Writes.Since(before.Writes)
 		u := controlplane.ControllerUser
 		m := measured{
 			took:         took,
 			creates:      d.Sum(u, "create", "pods", "", 0),
 			deletes:      d.Sum(u, "delete", "pods", "", 0),
-			statusWrites: d.Sum(u, "update", "replicasets", "status", 0),
+			statusWrites: d.Sum(u, "update", kind.gvr.Resource, "status", 0),
 			cpu:          cpu1 - cpu0,
+			requests:     after.Requests.Since(before.Requests),
 		}
 		for wr, n := range d {
 			if wr.User == u && wr.Code >= 400 {
@@ -389,16 +524,41 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		m.fails += int(stats1.WritesFailed-stats0.WritesFailed) + int(stats1.PodCreateResponsesDropped-stats0.PodCreateResponsesDropped)
 		res.phases = append(res.phases, m)
 	}
-	res.extra = w.maxExtra()
+	res.extra, res.extraOne = w.maxExtra()
 	if res.peakRSS, err = procPeakRSS(pid); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-// lagScenario touches the ReplicaSet at touch (a sync past the expectations'
+// warmUp creates an owner at 0 in ns and waits, for at most timeout, until
+// its controller has written its status.
+func warmUp(ctx context.Context, dyn dynamic.Interface, kind ownerKind, ns string, timeout time.Duration) error {
+	const name = "warmup"
+	r := dyn.Resource(kind.gvr).Namespace(ns)
+	if _, err := r.Create(ctx, kind.object(name, 0), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	last := ""
+	err := poll(ctx, timeout, "the warm-up owner's status", func() bool {
+		u, err := r.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		s := statusOf(u)
+		last = s.String()
+		return s.observed >= 1 && s.at(0)
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w: %s", err, last)
+	}
+	return err
+}
+
+// lagScenario touches the owner at touch (a sync past the expectations'
 // expiry, while the pod watch still lags) and lifts the watch delay at lag.
-func lagScenario(ctx context.Context, client kubernetes.Interface, proxy *faultproxy.Proxy, ns, name string, lag, touch time.Duration) {
+func lagScenario(ctx context.Context, dyn dynamic.Interface, kind ownerKind, proxy *faultproxy.Proxy, ns, name string, lag, touch time.Duration) {
 	t0 := time.Now()
 	sleep := func(until time.Duration) bool {
 		select {
@@ -409,7 +569,7 @@ func lagScenario(ctx context.Context, client kubernetes.Interface, proxy *faultp
 		}
 	}
 	if touch < lag && sleep(touch) {
-		touchReplicaSet(ctx, client, ns, name)
+		kind.touch(ctx, dyn, ns, name)
 	}
 	sleep(lag)
 	proxy.SetPodWatchDelay(0)
@@ -420,14 +580,14 @@ func lagScenario(ctx context.Context, client kubernetes.Interface, proxy *faultp
 const expectationsTTL = 5 * time.Minute
 
 // loseEvent makes the controller miss a pod for good: with its pod watches
-// cut and held, the ReplicaSet is scaled to desired (one more), the pod the
+// cut and held, the owner is scaled to desired (one more), the pod the
 // controller creates is deleted at once, and the watch's history up to
 // that deletion is declared gone (a resume from before it is answered 410
 // Expired); then the pods added are counted from 0 and the hold is
 // released, at the time returned. The controller's informer lists again,
 // finds neither the pod nor its deletion, and the controller's expectation
 // of that pod's add is never met by an event.
-func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultproxy.Proxy, w *liveWatch, ns, name string, desired int) (time.Time, error) {
+func loseEvent(ctx context.Context, dyn dynamic.Interface, kind ownerKind, proxy *faultproxy.Proxy, w *liveWatch, ns, name string, desired int) (time.Time, error) {
 	proxy.HoldPodWatches(true)
 	defer proxy.HoldPodWatches(false) // on failure; releasing twice is harmless
 	proxy.CutPodWatches()
@@ -436,7 +596,7 @@ func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultpro
 		before[p] = true
 	}
 	w.setDesired(desired)
-	if err := scaleReplicaSet(ctx, client, ns, name, desired); err != nil {
+	if err := kind.scale(ctx, dyn, ns, name, desired); err != nil {
 		return time.Time{}, err
 	}
 	var victim string
@@ -451,7 +611,8 @@ func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultpro
 	}); err != nil {
 		return time.Time{}, err
 	}
-	if err := client.CoreV1().Pods(ns).Delete(ctx, victim, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+	pods := dyn.Resource(corev1.SchemeGroupVersion.WithResource("pods")).Namespace(ns)
+	if err := pods.Delete(ctx, victim, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		return time.Time{}, err
 	}
 	if err := poll(ctx, time.Minute, "the new pod's deletion", func() bool {
@@ -460,11 +621,11 @@ func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultpro
 		return time.Time{}, err
 	}
 	// A list's version is the store's current one, past the deletion.
-	list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+	list, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return time.Time{}, err
 	}
-	if err := proxy.ExpirePodWatchesBefore(list.ResourceVersion); err != nil {
+	if err := proxy.ExpirePodWatchesBefore(list.GetResourceVersion()); err != nil {
 		return time.Time{}, err
 	}
 	w.resetAdds()
@@ -472,9 +633,9 @@ func loseEvent(ctx context.Context, client kubernetes.Interface, proxy *faultpro
 	return time.Now(), nil
 }
 
-// touchEvery touches the ReplicaSet (an annotation) every interval until
-// ctx ends, so that the controller syncs it: what any event would do.
-func touchEvery(ctx context.Context, client kubernetes.Interface, ns, name string, interval time.Duration) {
+// touchEvery touches the owner (an annotation) every interval until ctx
+// ends, so that the controller syncs it: what any event would do.
+func touchEvery(ctx context.Context, dyn dynamic.Interface, kind ownerKind, ns, name string, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -483,23 +644,7 @@ func touchEvery(ctx context.Context, client kubernetes.Interface, ns, name strin
 			return
 		case <-t.C:
 		}
-		touchReplicaSet(ctx, client, ns, name)
-	}
-}
-
-// scaleReplicaSet sets the ReplicaSet's spec.replicas.
-func scaleReplicaSet(ctx context.Context, client kubernetes.Interface, ns, name string, replicas int) error {
-	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-	_, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	return err
-}
-
-// touchReplicaSet sets an annotation on the ReplicaSet, which makes its controller
-// sync it without changing its spec.
-func touchReplicaSet(ctx context.Context, client kubernetes.Interface, ns, name string) {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcilekit.io/touched":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
-	if _, err := client.AppsV1().ReplicaSets(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(os.Stderr, "compare: touching the ReplicaSet: %v\n", err)
+		kind.touch(ctx, dyn, ns, name)
 	}
 }
 
@@ -519,150 +664,34 @@ func poll(ctx context.Context, timeout time.Duration, what string, cond func() b
 	return nil
 }
 
-func compareReplicaSet(name string, replicas int32) *appsv1.ReplicaSet {
-	labels := map[string]string{"app": name}
-	return &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}}},
-			},
-		},
-	}
-}
-
-// waitConverged waits until the ReplicaSet's status shows its generation
-// with desired replicas, all ready and available, the watch counts desired
-// live pods, and at least adds pods were added since the phase began.
-func waitConverged(ctx context.Context, client kubernetes.Interface, ns, name string, desired, adds int, w *liveWatch, timeout time.Duration) error {
+// waitConverged waits until every owner's status shows its generation with
+// desired replicas, all ready and available, the watch counts desired live
+// pods of each (and no others), and at least adds pods were added since
+// the phase began.
+func waitConverged(ctx context.Context, ow *ownerWatch, w *liveWatch, names []string, desired, adds int, timeout time.Duration) error {
 	last := ""
-	err := poll(ctx, timeout, fmt.Sprintf("%d replicas", desired), func() bool {
-		rs, err := client.AppsV1().ReplicaSets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			last = err.Error()
-			return false
+	err := poll(ctx, timeout, fmt.Sprintf("%d owner(s) at %d replicas", len(names), desired), func() bool {
+		done, first := 0, ""
+		for _, n := range names {
+			s, ok := ow.get(n)
+			live := w.liveOf(n)
+			if ok && s.at(desired) && live == desired {
+				done++
+			} else if first == "" {
+				first = fmt.Sprintf("%s: %s, %d live pods", n, s, live)
+				if !ok {
+					first = n + ": not seen"
+				}
+			}
 		}
-		s := rs.Status
 		live, added := w.counts()
-		d := int32(desired)
-		last = fmt.Sprintf("generation %d observed %d, replicas %d ready %d available %d, %d live pods, %d added",
-			rs.Generation, s.ObservedGeneration, s.Replicas, s.ReadyReplicas, s.AvailableReplicas, live, added)
-		return s.ObservedGeneration >= rs.Generation && s.Replicas == d && s.ReadyReplicas == d && s.AvailableReplicas == d &&
-			live == desired && added >= adds
+		last = fmt.Sprintf("%d of %d owner(s) converged (first not: %s); %d live pods, %d added", done, len(names), first, live, added)
+		return done == len(names) && live == desired*len(names) && added >= adds
 	})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%w: %s", err, last)
 	}
 	return err
-}
-
-// liveWatch follows the namespace's pods straight from kube-apiserver (not
-// through the proxy): the live ones (neither terminating nor terminal), how
-// many were added since resetAdds, and the most live pods above the desired
-// count while the desired count does not go down.
-type liveWatch struct {
-	stop func()
-
-	mu        sync.Mutex
-	live      map[string]bool
-	added     int
-	desired   int
-	scalingUp bool
-	extra     int
-}
-
-func watchLive(ctx context.Context, client kubernetes.Interface, ns string) (*liveWatch, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &liveWatch{live: map[string]bool{}}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-	inf := factory.Core().V1().Pods().Informer()
-	update := func(obj any) {
-		p, ok := obj.(*corev1.Pod)
-		if !ok {
-			return
-		}
-		alive := p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if alive {
-			w.live[p.Name] = true
-		} else {
-			delete(w.live, p.Name)
-		}
-		if w.scalingUp {
-			w.extra = max(w.extra, len(w.live)-w.desired)
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			w.mu.Lock()
-			w.added++
-			w.mu.Unlock()
-			update(obj)
-		},
-		UpdateFunc: func(_, obj any) { update(obj) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if p, ok := obj.(*corev1.Pod); ok {
-				w.mu.Lock()
-				delete(w.live, p.Name)
-				w.mu.Unlock()
-			}
-		},
-	}); err != nil {
-		cancel()
-		return nil, err
-	}
-	factory.Start(ctx.Done())
-	w.stop = func() { cancel(); factory.Shutdown() }
-	for _, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			w.stop()
-			return nil, errors.New("the pod watch did not sync")
-		}
-	}
-	return w, nil
-}
-
-func (w *liveWatch) setDesired(n int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.scalingUp = n >= w.desired
-	w.desired = n
-}
-
-func (w *liveWatch) resetAdds() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.added = 0
-}
-
-func (w *liveWatch) counts() (live, added int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.live), w.added
-}
-
-func (w *liveWatch) maxExtra() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.extra
-}
-
-func (w *liveWatch) livePods() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	names := make([]string, 0, len(w.live))
-	for n := range w.live {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // procCPU is the user and system CPU time pid has used, from /proc/pid/stat
@@ -703,10 +732,18 @@ func procPeakRSS(pid int) (int64, error) {
 // printComparison prints one Markdown table: per contender and phase the
 // median and the min–max over the runs.
 func printComparison(out io.Writer, c compareConfig, chosen []contender, phases []phase, results [][]runResult, took time.Duration) {
-	fmt.Fprintf(out, "make compare: fault %s; %d run(s) per contender, %d at once, %d pods, %d nodes, client QPS %g burst %d, %d workers; %s; took %v\n\n",
-		c.fault, c.runs, c.parallel, c.pods, c.opts.Nodes, c.qps, c.burst, c.workers, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
-	fmt.Fprintln(out, "| controller | phase | time to converged status | pod creates | pod deletes | status writes | CPU | peak RSS | most pods above desired | failed writes |")
-	fmt.Fprintln(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	size := fmt.Sprintf("%d pods", c.pods)
+	if c.fleet() {
+		size = fmt.Sprintf("%d owners × %d pods", c.owners, c.pods)
+	}
+	fmt.Fprintf(out, "make compare: fault %s; %d run(s) per contender, %d at once, %s, %d nodes, client QPS %g burst %d, %d workers; %s; took %v\n\n",
+		c.fault, c.runs, c.parallel, size, c.opts.Nodes, c.qps, c.burst, c.workers, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
+	one, oneSep := "", ""
+	if c.fleet() {
+		one, oneSep = " most above desired, one owner |", "---:|"
+	}
+	fmt.Fprintf(out, "| controller | phase | time to converged status | pod creates | pod deletes | status writes | CPU | peak RSS | most pods above desired |%s failed writes | API requests by verb |\n", one)
+	fmt.Fprintf(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|%s---:|---|\n", oneSep)
 	for i, k := range chosen {
 		rs := results[i]
 		for j, ph := range phases {
@@ -717,35 +754,61 @@ func printComparison(out io.Writer, c compareConfig, chosen []contender, phases 
 				}
 				return v
 			}
-			rss, extra := "", ""
-			if j == 0 {
-				rv, ev := make([]float64, len(rs)), make([]float64, len(rs))
-				for r := range rs {
-					rv[r], ev[r] = float64(rs[r].peakRSS)/1024, float64(rs[r].extra)
+			perRun := func(f func(runResult) float64, format string) string {
+				if j > 0 {
+					return ""
 				}
-				rss, extra = spread(rv, "%.0f MiB"), spread(ev, "%.0f")
+				v := make([]float64, len(rs))
+				for r := range rs {
+					v[r] = f(rs[r])
+				}
+				return spread(v, format)
 			}
-			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", k.name, ph.name,
+			extraOne := ""
+			if c.fleet() {
+				extraOne = " " + perRun(func(r runResult) float64 { return float64(r.extraOne) }, "%.0f") + " |"
+			}
+			verbs := make([]map[string]int, len(rs))
+			for r := range rs {
+				verbs[r] = rs[r].phases[j].requests
+			}
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s |\n", k.name, ph.name,
 				spread(col(func(m measured) float64 { return m.took.Seconds() }), "%.1f s"),
 				spread(col(func(m measured) float64 { return float64(m.creates) }), "%.0f"),
 				spread(col(func(m measured) float64 { return float64(m.deletes) }), "%.0f"),
 				spread(col(func(m measured) float64 { return float64(m.statusWrites) }), "%.0f"),
 				spread(col(func(m measured) float64 { return m.cpu.Seconds() }), "%.2f s"),
-				rss, extra,
-				spread(col(func(m measured) float64 { return float64(m.fails) }), "%.0f"))
+				perRun(func(r runResult) float64 { return float64(r.peakRSS) / 1024 }, "%.0f MiB"),
+				perRun(func(r runResult) float64 { return float64(r.extra) }, "%.0f"),
+				extraOne,
+				spread(col(func(m measured) float64 { return float64(m.fails) }), "%.0f"),
+				formatVerbs(verbs))
 		}
 	}
-	fmt.Fprintln(out, "\n(median, and min–max over the runs when they differ; peak RSS and pods above desired are per run, shown on the first phase; CPU is the controller process's user+system time from /proc; writes are the controller's own that reached kube-apiserver, from its audit log; failed writes add those the fault proxy failed or whose response it dropped)")
+	fmt.Fprint(out, "\n(median, and min–max over the runs when they differ; peak RSS and pods above desired are per run, shown on the first phase")
+	if c.fleet() {
+		fmt.Fprint(out, "; pods above desired: the most at one moment summed over the owners, and the most of any one owner")
+	}
+	fmt.Fprint(out, "; CPU is the controller process's user+system time from /proc; writes are the controller's own that reached kube-apiserver, from its audit log; failed writes add those the fault proxy failed or whose response it dropped; API requests by verb: the medians of the controller's requests of every kind, from the audit log, a watch counted when it starts")
+	if c.podSetFlags != nil {
+		var missing []string
+		for _, f := range []string{"qps", "burst", "workers"} {
+			if !c.podSetFlags[f] {
+				missing = append(missing, "-"+f)
+			}
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(out, "; the PodSet example has no %s flag and ran with controller-runtime's default", strings.Join(missing, ", "))
+		}
+	}
+	fmt.Fprintln(out, ")")
 }
 
 // spread formats the median of v, and its range when the values differ.
 func spread(v []float64, format string) string {
 	s := slices.Clone(v)
 	slices.Sort(s)
-	med := s[len(s)/2]
-	if len(s)%2 == 0 {
-		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
+	med := median(s)
 	out := fmt.Sprintf(format, med)
 	if s[0] != s[len(s)-1] {
 		lo, hi := fmt.Sprintf(format, s[0]), fmt.Sprintf(format, s[len(s)-1])

@@ -7,9 +7,11 @@
 //	controlplane demo [flags] [-- demo flags]
 //	                                run the examples' ReplicaSet demo against a fresh control plane,
 //	                                print per-phase times and kube-apiserver's write counts, clean up
-//	controlplane compare [flags]    the same workload under upstream's ReplicaSet controller (its own
-//	                                kube-controller-manager) and the examples' controller, each behind
-//	                                a fault proxy on a fresh control plane per run; one table (make compare)
+//	controlplane compare [flags]    the same workload (one owner, or -owners N in one namespace) under
+//	                                upstream's ReplicaSet controller (its own kube-controller-manager)
+//	                                and the examples' client-go and controller-runtime controllers, each
+//	                                behind a fault proxy on a fresh control plane per run; one table
+//	                                (make compare)
 //
 // Every process it starts is stopped, by pid, on exit, also on SIGINT or SIGTERM.
 package main

@@ -1,0 +1,68 @@
+package controlplane
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// auditLine is one audit event as kube-apiserver writes it (the fields
+// countAudit reads, plus some it ignores).
+func auditLine(id, stage, user, verb, resource, sub string, code int) string {
+	b := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"` + id + `","stage":"` + stage +
+		`","verb":"` + verb + `","user":{"username":"` + user + `","groups":["system:masters"]}`
+	if resource != "" {
+		b += `,"objectRef":{"resource":"` + resource + `","namespace":"compare","subresource":"` + sub + `"}`
+	}
+	if code != 0 {
+		b += `,"responseStatus":{"metadata":{},"code":` + strconv.Itoa(code) + `}`
+	}
+	return b + "}\n"
+}
+
+func TestCountAudit(t *testing.T) {
+	u := ControllerUser
+	log := strings.Join([]string{
+		// A watch: counted once, when it starts, and also while still open.
+		auditLine("w1", "ResponseStarted", u, "watch", "pods", "", 200),
+		auditLine("w1", "ResponseComplete", u, "watch", "pods", "", 200),
+		auditLine("w2", "ResponseStarted", u, "watch", "replicasets", "", 200),
+		// A watch refused before its response started: counted at completion.
+		auditLine("w3", "ResponseComplete", u, "watch", "pods", "", 429),
+		auditLine("l1", "ResponseComplete", u, "list", "pods", "", 200),
+		auditLine("g1", "ResponseComplete", u, "get", "", "", 200), // discovery: no objectRef
+		auditLine("c1", "ResponseComplete", u, "create", "pods", "", 201),
+		auditLine("c2", "ResponseComplete", u, "create", "pods", "", 409),
+		auditLine("c3", "ResponseComplete", u, "create", "events", "", 201),
+		auditLine("s1", "ResponseComplete", u, "update", "podsets", "status", 200),
+		auditLine("d1", "ResponseComplete", u, "delete", "pods", "", 200),
+		// Other users: only their writes to the audited resources.
+		auditLine("a1", "ResponseComplete", AdminUser, "patch", "replicasets", "", 200),
+		auditLine("a2", "ResponseComplete", AdminUser, "get", "replicasets", "", 200),
+		auditLine("k1", "ResponseComplete", Kwok, "patch", "pods", "status", 200),
+		`{"stage":"ResponseComplete","verb":"cre`, // a line kube-apiserver is still writing
+	}, "")
+	got, err := countAudit(strings.NewReader(log))
+	require.NoError(t, err)
+	assert.Equal(t, VerbCounts{"watch": 3, "list": 1, "get": 1, "create": 3, "update": 1, "delete": 1}, got.Requests)
+	assert.Equal(t, WriteCounts{
+		{User: u, Verb: "create", Resource: "pods", Code: 201}:                           1,
+		{User: u, Verb: "create", Resource: "pods", Code: 409}:                           1,
+		{User: u, Verb: "update", Resource: "podsets", Subresource: "status", Code: 200}: 1,
+		{User: u, Verb: "delete", Resource: "pods", Code: 200}:                           1,
+		{User: AdminUser, Verb: "patch", Resource: "replicasets", Code: 200}:             1,
+		{User: Kwok, Verb: "patch", Resource: "pods", Subresource: "status", Code: 200}:  1,
+	}, got.Writes, "writes to pods, ReplicaSets and PodSets only; the controller's event is a request, not a counted write")
+
+	// Counting a log and a longer one: the difference is what happened in between.
+	more := log[:strings.LastIndex(log, `{"stage"`)] +
+		auditLine("w2", "ResponseComplete", u, "watch", "replicasets", "", 200) +
+		auditLine("l2", "ResponseComplete", u, "list", "pods", "", 200)
+	later, err := countAudit(strings.NewReader(more))
+	require.NoError(t, err)
+	assert.Equal(t, VerbCounts{"list": 1}, later.Requests.Since(got.Requests), "a watch ending is not a new request")
+	assert.Empty(t, later.Writes.Since(got.Writes))
+}
