@@ -44,7 +44,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (c *Controller, err error)
 	if c, err = New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts); err != nil {
 		return nil, err
 	}
-	return c, ctrlruntime.Register(mgr, "podset", c)
+	return c, ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{})
 }
 
 // --- 8< --- controller-runtime quick start
