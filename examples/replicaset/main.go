@@ -140,6 +140,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	rc.QPS, rc.Burst = 100, 200 // 1000 pods; client-go's defaults (5/10) would take minutes
+	// Protobuf for the built-in types this controller reads and writes, as
+	// kube-controller-manager talks to the API server (JSON stays accepted).
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
