@@ -35,9 +35,9 @@ func realisticPod() *corev1.Pod {
 				UID: "6b1f2c9e-3d1a-4f5e-9c2b-0a1b2c3d4e5f", Controller: &yes, BlockOwnerDeletion: &yes}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t0,
-					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(kcm)}},
+					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(kcm)},
 				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t0,
-					FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(kubelet)}, Subresource: "status"},
+					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(kubelet), Subresource: "status"},
 			},
 		},
 		Spec: corev1.PodSpec{
