@@ -79,7 +79,7 @@ func realisticPod() *corev1.Pod {
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "web", Ready: true, Started: &yes,
 				Image: "registry.k8s.io/nginx-slim:0.27", ImageID: "registry.k8s.io/nginx-slim@sha256:0f3a4c1b2e5d6c7b8a9f0e1d2c3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b",
 				ContainerID: "containerd://5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d",
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t0}}}},
+				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t0}}}},
 		},
 	}
 }
