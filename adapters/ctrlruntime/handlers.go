@@ -160,6 +160,14 @@ func Register[T reconcile.Object](mgr ctrl.Manager, name string, c *reconcile.Co
 	if err := AddIndexes[T](context.Background(), mgr.GetCache()); err != nil {
 		return err
 	}
+	return ctrl.NewControllerManagedBy(mgr).Named(name).WithOptions(opts.controllerOptions()).
+		WatchesRawSource(source.Kind(mgr.GetCache(), owner, OwnerHandler(c))).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, PodHandler(c))).
+		Complete(Reconciler[T]{Controller: c, OnSync: opts.OnSync})
+}
+
+// controllerOptions returns Controller with the number of workers set.
+func (opts Options) controllerOptions() controller.Options {
 	copts := opts.Controller
 	switch {
 	case opts.Workers > 0:
@@ -167,8 +175,5 @@ func Register[T reconcile.Object](mgr ctrl.Manager, name string, c *reconcile.Co
 	case copts.MaxConcurrentReconciles <= 0:
 		copts.MaxConcurrentReconciles = DefaultWorkers
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named(name).WithOptions(copts).
-		WatchesRawSource(source.Kind(mgr.GetCache(), owner, OwnerHandler(c))).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, PodHandler(c))).
-		Complete(Reconciler[T]{Controller: c, OnSync: opts.OnSync})
+	return copts
 }
