@@ -37,7 +37,8 @@ type claimer[T Object] struct {
 	checkErr error
 }
 
-// claimPods splits all (the pods of the owner's namespace) into the owner's
+// claimPods splits all (the owner's pods and the namespace's orphans, as
+// podsOf returns them; any other pod is skipped) into the owner's
 // active and terminating pods, adopting and releasing on the way:
 //   - pods controlled by another object (a different UID) are ignored;
 //   - active pods the owner controls are kept while they match the

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/podrank"
@@ -39,11 +40,52 @@ type Owners[T Object] interface {
 	GetLive(ctx context.Context, namespace, name string) (T, error)
 }
 
+// OwnersByController is an [Owners] that can also look owners up by their
+// controller ownerRef's UID, as upstream's controller-UID index of
+// ReplicaSets: when Config.Owners implements it, the default related lookup
+// reads only the owner's siblings, at a cost that grows with them,
+// not with the namespace's owners. Without it, the lookup lists the
+// namespace's owners (Owners.List) and keeps the same ones, at a cost
+// proportional to the namespace's owners, once per sync that deletes pods.
+type OwnersByController[T Object] interface {
+	Owners[T]
+	// ListByController returns the cached owners of namespace whose
+	// controller ownerRef has uid, in any order.
+	ListByController(namespace string, uid types.UID) ([]T, error)
+}
+
 // Pods lists pods from the caller's informer cache. Implementations must be
 // safe for concurrent use; the pods are the caller's and are never modified.
+//
+// A Pods that is also a [PodsByController] lets Sync read only the owner's
+// pods and the namespace's orphans: implement it over an index
+// whenever one exists.
 type Pods interface {
-	// List returns every pod of the namespace, in any state.
+	// List returns every pod of the namespace, in any state. Sync calls
+	// it when the Pods is not a [PodsByController], or the owner is
+	// cluster-scoped, and keeps the pods ListByController would return;
+	// the default related lookup calls it once per sync that deletes pods
+	// and keeps the pods the siblings' selectors match, as upstream
+	// . Its cost is proportional to the namespace's pods.
 	List(namespace string) ([]*corev1.Pod, error)
+}
+
+// PodsByController is a [Pods] that can also look pods up by their
+// controller ownerRef, as upstream's pod index by controller reference
+// . When Config.Pods implements it, Sync reads a namespaced
+// owner's pods with ListByController instead of List, so a sync costs
+// O(the owner's pods + the namespace's orphans), not O(the namespace's
+// pods); the pods that reach the claim step, and so every adoption, release
+// and ManageReplicas call, are the same either way.
+type PodsByController interface {
+	Pods
+	// ListByController returns the pods of namespace whose controller
+	// ownerRef has exactly kind, name and uid, and the pods of namespace
+	// that have no controller ownerRef (the orphans), in any state and any
+	// order. namespace is not empty. An index keyed by namespace/kind/name/uid
+	// for a controlled pod and by namespace for an orphan (upstream's
+	// PodControllerIndexKey) answers it with two lookups.
+	ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error)
 }
 
 // PodPatcher applies a strategic-merge patch to a pod and returns the
@@ -89,9 +131,11 @@ type Config[T Object] struct {
 	// error makes Sync fail with [ErrTerminal]. It must not modify the
 	// owner and must be safe for concurrent use.
 	Describe func(owner T) (Owner, error)
-	// Owners reads the owners.
+	// Owners reads the owners. An [OwnersByController] also finds the
+	// related owners by controller UID.
 	Owners Owners[T]
-	// Pods lists pods.
+	// Pods lists pods. A [PodsByController] lets Sync read only the
+	// owner's pods and the namespace's orphans.
 	Pods Pods
 	// Control creates and deletes pods.
 	Control PodControl
@@ -118,9 +162,10 @@ type Config[T Object] struct {
 	// of owner's pods. It is called only when pods must be deleted;
 	// an error is reported in SyncResult.RelatedErr and the deletion uses
 	// zero ranks, as upstream. Nil means upstream's rule: the pods, matched
-	// by selector, of every owner (Owners.List) whose controller ownerRef
-	// has the same UID as owner's, de-duplicated by UID; none for an owner
-	// without a controller.
+	// by selector, of every owner of the namespace whose controller
+	// ownerRef has the same UID as owner's (OwnersByController.ListByController
+	// when Owners offers it, else Owners.List filtered), de-duplicated by
+	// UID; none for an owner without a controller.
 	Related func(ctx context.Context, owner T) ([]*corev1.Pod, error)
 
 	// Clock is the time source of the Controller, its expectations (unless

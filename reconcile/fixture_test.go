@@ -38,7 +38,7 @@ type recOwners struct {
 	liveCalls int
 }
 
-var _ reconcile.Owners[*appsv1.ReplicaSet] = (*recOwners)(nil)
+var _ reconcile.OwnersByController[*appsv1.ReplicaSet] = (*recOwners)(nil)
 
 func newRecOwners(rss ...*appsv1.ReplicaSet) *recOwners {
 	o := &recOwners{cache: map[string]*appsv1.ReplicaSet{}, live: map[string]*appsv1.ReplicaSet{}}
@@ -93,6 +93,17 @@ func (o *recOwners) List(namespace string) ([]*appsv1.ReplicaSet, error) {
 	}
 	slices.SortFunc(out, func(a, b *appsv1.ReplicaSet) int { return cmpString(a.Name, b.Name) })
 	return out, nil
+}
+
+func (o *recOwners) ListByController(namespace string, uid types.UID) ([]*appsv1.ReplicaSet, error) {
+	all, err := o.List(namespace)
+	var out []*appsv1.ReplicaSet
+	for _, rs := range all {
+		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.UID == uid {
+			out = append(out, rs)
+		}
+	}
+	return out, err
 }
 
 func (o *recOwners) GetLive(_ context.Context, namespace, name string) (*appsv1.ReplicaSet, error) {
@@ -157,17 +168,30 @@ type podsFunc func(namespace string) ([]*corev1.Pod, error)
 
 func (f podsFunc) List(namespace string) ([]*corev1.Pod, error) { return f(namespace) }
 
-// informerPods lists a simulated cluster's informer cache.
-func informerPods(c *cluster.Cluster) reconcile.Pods {
-	return podsFunc(func(namespace string) ([]*corev1.Pod, error) {
-		var out []*corev1.Pod
-		for _, p := range c.Informer.Pods() {
-			if p.Namespace == namespace {
-				out = append(out, p)
-			}
+// clusterPods reads a simulated cluster's informer cache: List the
+// namespace, ListByController its index by controller reference.
+type clusterPods struct{ c *cluster.Cluster }
+
+var _ reconcile.PodsByController = clusterPods{}
+
+func (p clusterPods) List(namespace string) ([]*corev1.Pod, error) {
+	var out []*corev1.Pod
+	for _, pod := range p.c.Informer.Pods() {
+		if pod.Namespace == namespace {
+			out = append(out, pod)
 		}
-		return out, nil
-	})
+	}
+	return out, nil
+}
+
+func (p clusterPods) ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
+	return p.c.Informer.ByController(namespace, kind, name, uid), nil
+}
+
+// informerPods reads a simulated cluster's informer cache through its
+// index by controller reference.
+func informerPods(c *cluster.Cluster) reconcile.PodsByController {
+	return clusterPods{c: c}
 }
 
 // patchCall is one PatchPod call as the recPatcher saw it.

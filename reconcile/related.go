@@ -20,7 +20,7 @@ func (c *Controller[T]) related(ctx context.Context, obj T, o *Owner) ([]*corev1
 		return nil, nil // a bare owner: every rank 0
 	}
 	namespace := obj.GetNamespace()
-	owners, err := c.cfg.Owners.List(namespace)
+	owners, err := c.siblings(namespace, ref.UID)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: owner %s: listing owners for related pods: %w", o.Key, err)
 	}

@@ -96,10 +96,11 @@ type SyncResult struct {
 //  2. The expectations are checked, before the pods are read.
 //  3. The owner is described and its selector parsed; an invalid owner or
 //     selector is an [ErrTerminal] error.
-//  4. The namespace's pods are listed (Pods.List) and claimed: adoption and
-//     release through Config.Patcher. A listing or
-//     claim error ends the sync here, before the manage step and the
-//     status write.
+//  4. The owner's pods and the namespace's orphans are read
+//     (PodsByController.ListByController, or Pods.List filtered to the
+//     same pods, R-10.10) and claimed: adoption and release through
+//     Config.Patcher. A listing or claim error ends
+//     the sync here, before the manage step and the status write.
 //  5. The manage step ([Manager.ManageReplicas] semantics) runs when the
 //     expectations are satisfied and the owner is not being deleted
 //     with the related pods when pods must be deleted.
@@ -172,12 +173,12 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return res, terminal(fmt.Errorf("reconcile: owner %s: invalid selector: %w", key, err))
 	}
 
-	all, err := c.cfg.Pods.List(namespace)
+	pods, err := c.podsOf(obj)
 	if err != nil {
 		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", key, err)
 	}
 	cl := claimer[T]{c: c, owner: obj, key: key, selector: selector}
-	claimed, err := cl.claimPods(ctx, all)
+	claimed, err := cl.claimPods(ctx, pods)
 	res.Adopted, res.Released = claimed.adopted, claimed.released
 	if err != nil {
 		return res, err

@@ -91,11 +91,25 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T], q Queue) cache
 // Register adds [PodHandler] to pods and [OwnerHandler] to owners. Both
 // are needed: without the pod handler the expectations are only lowered by
 // their expiry (five minutes), without the owner handler a deleted owner's
-// state is kept until its key is synced again. Call it before starting the
+// state is kept until its key is synced again. When pods and owners are
+// cache.SharedIndexInformers (an informer factory's are), it also adds
+// [PodControllerIndex] and [ControllerUIDIndex], keeping indexes already
+// registered under those names, so that [Pods] and [Owners] over their
+// indexers read only what a sync needs. Call it before starting the
 // informers.
 func Register[T reconcile.Object](c *reconcile.Controller[T], pods, owners cache.SharedInformer, q Queue) error {
 	if c == nil || pods == nil || owners == nil || q == nil {
 		return errors.New("clientgo: Register needs a Controller, two informers and a queue")
+	}
+	if ix, ok := pods.(cache.SharedIndexInformer); ok {
+		if err := AddPodControllerIndexer(ix); err != nil {
+			return err
+		}
+	}
+	if ix, ok := owners.(cache.SharedIndexInformer); ok {
+		if err := AddControllerUIDIndexer(ix); err != nil {
+			return err
+		}
 	}
 	if _, err := pods.AddEventHandler(PodHandler(c, q)); err != nil {
 		return err

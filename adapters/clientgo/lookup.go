@@ -10,20 +10,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// Owners is a [reconcile.Owners] over an informer's indexer (Get and List)
-// and a live getter (GetLive). Indexer, Resource and Live are required; the
-// zero value is not usable. It is safe for concurrent use; the returned
-// objects are the cache's and must not be modified.
+// Owners is a [reconcile.OwnersByController] over an informer's indexer
+// (Get, List, ListByController) and a live getter (GetLive). Indexer,
+// Resource and Live are required; the zero value is not usable. It is safe
+// for concurrent use; the returned objects are the cache's and must not be
+// modified.
 type Owners[T reconcile.Object] struct {
 	// Indexer is the owner informer's store, e.g. informer.GetIndexer().
 	// With a namespace index (every informer factory adds one) List reads
-	// only the namespace; without, it filters every object.
+	// only the namespace; without, it filters every object. With
+	// [ControllerUIDIndex] ([AddControllerUIDIndexer], [Register] adds it)
+	// ListByController reads only the owners with that controller;
+	// without, it lists the namespace and filters.
 	Indexer cache.Indexer
 	// Resource names the owners in NotFound errors, e.g.
 	// appsv1.Resource("replicasets").
@@ -33,7 +39,7 @@ type Owners[T reconcile.Object] struct {
 	Live func(ctx context.Context, namespace, name string) (T, error)
 }
 
-var _ reconcile.Owners[*appsv1.ReplicaSet] = Owners[*appsv1.ReplicaSet]{}
+var _ reconcile.OwnersByController[*appsv1.ReplicaSet] = Owners[*appsv1.ReplicaSet]{}
 
 // Get returns the cached owner namespace/name, or an apierrors NotFound
 // error. An object of another type under that key is an error.
@@ -65,6 +71,37 @@ func (o Owners[T]) List(namespace string) ([]T, error) {
 	return out, err
 }
 
+// ListByController returns the cached owners of namespace whose
+// controller ownerRef has uid, in no particular order: one index lookup
+// with [ControllerUIDIndex], else List filtered (a cost proportional to the
+// namespace's owners). Objects of another type are skipped.
+func (o Owners[T]) ListByController(namespace string, uid types.UID) ([]T, error) {
+	if !hasIndex(o.Indexer, ControllerUIDIndex) {
+		all, err := o.List(namespace)
+		if err != nil {
+			return nil, err
+		}
+		var out []T
+		for _, t := range all {
+			if podops.HasControllerUID(t, namespace, uid) {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}
+	objs, err := o.Indexer.ByIndex(ControllerUIDIndex, string(uid))
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, obj := range objs {
+		if t, ok := obj.(T); ok && podops.HasControllerUID(t, namespace, uid) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // GetLive reads the owner from the API server with Live.
 func (o Owners[T]) GetLive(ctx context.Context, namespace, name string) (T, error) {
 	if o.Live == nil {
@@ -86,14 +123,19 @@ func ReplicaSetOwners(client kubernetes.Interface, informer cache.SharedIndexInf
 	}
 }
 
-// Pods is a [reconcile.Pods] over a pod informer's indexer (with a
-// namespace index it reads only the namespace). It is safe for concurrent
-// use; the pods are the cache's and must not be modified.
+// Pods is a [reconcile.PodsByController] over a pod informer's indexer.
+// With [PodControllerIndex] ([AddPodControllerIndexer]; [Register] adds
+// it) a sync reads only the owner's pods and the namespace's orphans;
+// without, ListByController lists the namespace (with a namespace index,
+// which every informer factory adds, only the namespace) and filters. It
+// is safe for concurrent use; the pods are the cache's and must not be
+// modified. Add the index before the workers start: client-go's indexer
+// does not guard its set of indexes against a concurrent addition.
 type Pods struct {
 	Indexer cache.Indexer
 }
 
-var _ reconcile.Pods = Pods{}
+var _ reconcile.PodsByController = Pods{}
 
 // List returns every cached pod of namespace, in any state.
 func (p Pods) List(namespace string) ([]*corev1.Pod, error) {
@@ -104,4 +146,37 @@ func (p Pods) List(namespace string) ([]*corev1.Pod, error) {
 		}
 	})
 	return out, err
+}
+
+// ListByController returns the cached pods of namespace whose controller
+// ownerRef has kind, name and uid, then the namespace's orphans: two index
+// lookups with [PodControllerIndex], else List filtered (a cost
+// proportional to the namespace's pods).
+func (p Pods) ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
+	if !hasIndex(p.Indexer, PodControllerIndex) {
+		all, err := p.List(namespace)
+		if err != nil {
+			return nil, err
+		}
+		var out []*corev1.Pod
+		for _, pod := range all {
+			if podops.ControlledByOrOrphan(pod, namespace, kind, name, uid) {
+				out = append(out, pod)
+			}
+		}
+		return out, nil
+	}
+	var out []*corev1.Pod
+	for _, key := range podops.OwnedKeys(namespace, kind, name, uid) {
+		objs, err := p.Indexer.ByIndex(PodControllerIndex, key)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			if pod, ok := obj.(*corev1.Pod); ok {
+				out = append(out, pod)
+			}
+		}
+	}
+	return out, nil
 }

@@ -9,11 +9,13 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -72,35 +74,106 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T]) handler.TypedE
 
 // Reconciler runs [reconcile.Controller.Sync] for each request: a
 // [reconcile.ErrTerminal] error becomes a [crreconcile.TerminalError] (not
-// retried), SyncResult.RequeueAfter becomes Result.RequeueAfter. Controller
-// is required.
+// retried), SyncResult.RequeueAfter becomes Result.RequeueAfter, and a sync
+// the consistency gate deferred (R-10.9: the error wraps an
+// *expectations.StaleCacheError) becomes a rate-limited requeue with no
+// error (Result.Requeue). Controller is required.
+//
+// Why a requeue and not the error: upstream returns the deferral as an
+// error, and its workqueue retries the key with rate limiting; controller-
+// runtime would do the same with an error, but would also log it as
+// "Reconciler error" and count it in controller_runtime_reconcile_errors_total,
+// for what is an expected wait on the controller's own writes, not a
+// failure. Result.Requeue is the same rate-limited retry (the queue's
+// backoff, as upstream) without the log line and the error count; it is
+// counted as a requeue in controller_runtime_reconcile_total. OnSync and
+// the Controller's Hooks.Deferred still see every deferral. controller-runtime
+// has deprecated Result.Requeue in favour of RequeueAfter, which would
+// replace the backoff by a fixed delay; it still honours it.
 type Reconciler[T reconcile.Object] struct {
 	Controller *reconcile.Controller[T]
+	// OnSync, if set, receives every sync's key, result and error (before
+	// the error is turned into a Result), on the worker's goroutine: for
+	// logs and metrics. It must not modify the result.
+	OnSync func(ctx context.Context, key string, res reconcile.SyncResult, err error)
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
-	res, err := r.Controller.Sync(ctx, reconcile.OwnerKey(req.Namespace, req.Name))
-	if errors.Is(err, reconcile.ErrTerminal) {
+	key := reconcile.OwnerKey(req.Namespace, req.Name)
+	res, err := r.Controller.Sync(ctx, key)
+	if r.OnSync != nil {
+		r.OnSync(ctx, key, res, err)
+	}
+	var stale *expectations.StaleCacheError
+	switch {
+	case errors.Is(err, reconcile.ErrTerminal):
 		return crreconcile.Result{}, crreconcile.TerminalError(err)
+	case errors.As(err, &stale):
+		//lint:ignore SA1019 the rate-limited retry upstream gives a deferral; RequeueAfter has no backoff (see the type's doc).
+		return crreconcile.Result{Requeue: true}, nil
 	}
 	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, err
+}
+
+// DefaultWorkers is the number of concurrent syncs [Register] runs by
+// default: kube-controller-manager's --concurrent-replicaset-syncs default.
+// controller-runtime's own default is 1.
+const DefaultWorkers = 5
+
+// Options configure [Register]. The zero value runs [DefaultWorkers]
+// workers with controller-runtime's other defaults and no hook.
+type Options struct {
+	// Workers is the number of concurrent syncs (controller-runtime's
+	// MaxConcurrentReconciles). <= 0: Controller.MaxConcurrentReconciles
+	// when that is set, else DefaultWorkers.
+	Workers int
+	// Controller is passed to controller-runtime's builder (WithOptions):
+	// rate limiter, queue, panic recovery, leader election, cache sync
+	// timeout, name validation. Its Reconciler must be nil (Register sets
+	// it); MaxConcurrentReconciles is overridden by Workers.
+	Controller controller.Options
+	// OnSync, if set, receives every sync's result and error
+	// ([Reconciler].OnSync).
+	OnSync func(ctx context.Context, key string, res reconcile.SyncResult, err error)
 }
 
 // Register builds a controller named name in mgr that watches owners of
 // type T and pods through [OwnerHandler] and [PodHandler] and reconciles
 // with [Reconciler]. Both watches are needed: without the pod watch the
-// expectations are lowered only by their five-minute expiry.
-func Register[T reconcile.Object](mgr ctrl.Manager, name string, c *reconcile.Controller[T]) error {
+// expectations are lowered only by their five-minute expiry. It also adds
+// the field indexes [Pods] and [Owners] read ([AddIndexes]) to
+// mgr.GetCache(), keeping indexes already there, so call it before
+// mgr.Start; the Controller's lookups must read mgr.GetClient() (as
+// [NewConfig] over it does) to use them.
+func Register[T reconcile.Object](mgr ctrl.Manager, name string, c *reconcile.Controller[T], opts Options) error {
 	if mgr == nil || c == nil {
 		return errors.New("ctrlruntime: Register needs a manager and a Controller")
+	}
+	if opts.Controller.Reconciler != nil {
+		return errors.New("ctrlruntime: Register: Options.Controller.Reconciler must be nil")
 	}
 	owner, err := newOf[T]()
 	if err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named(name).
+	if err := AddIndexes[T](context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named(name).WithOptions(opts.controllerOptions()).
 		WatchesRawSource(source.Kind(mgr.GetCache(), owner, OwnerHandler(c))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, PodHandler(c))).
-		Complete(Reconciler[T]{Controller: c})
+		Complete(Reconciler[T]{Controller: c, OnSync: opts.OnSync})
+}
+
+// controllerOptions returns Controller with the number of workers set.
+func (opts Options) controllerOptions() controller.Options {
+	copts := opts.Controller
+	switch {
+	case opts.Workers > 0:
+		copts.MaxConcurrentReconciles = opts.Workers
+	case copts.MaxConcurrentReconciles <= 0:
+		copts.MaxConcurrentReconciles = DefaultWorkers
+	}
+	return copts
 }

@@ -7,15 +7,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// Owners is a [reconcile.Owners] over controller-runtime readers: Get and
-// List read Cache (in a manager: mgr.GetClient(), which reads the informer
-// cache), GetLive reads Live (mgr.GetAPIReader()). Create it with
-// [NewOwners]; the zero value is not usable. It is safe for concurrent use.
+// Owners is a [reconcile.OwnersByController] over controller-runtime
+// readers: Get, List and ListByController read Cache (in a manager:
+// mgr.GetClient(), which reads the informer cache), GetLive reads Live
+// (mgr.GetAPIReader()). Create it with [NewOwners]; the zero value is not
+// usable. It is safe for concurrent use. The lists are not deep-copied
+// (client.UnsafeDisableDeepCopy: the objects share memory with the cache
+// and must not be modified, which reconcile never does); Get returns a
+// copy, since Config.WriteStatus receives it.
 type Owners[T reconcile.Object] struct {
 	cache, live client.Reader
 	newObj      func() T
@@ -82,9 +88,47 @@ func (o Owners[T]) List(namespace string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.cache.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
+	if err := o.cache.List(context.Background(), list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
+	return o.items(list)
+}
+
+// ListByController returns the cached owners of namespace whose
+// controller ownerRef has uid: one index lookup when the cache has
+// [ControllerUIDField] ([AddIndexes]), else List filtered (a cost
+// proportional to the namespace's owners).
+func (o Owners[T]) ListByController(namespace string, uid types.UID) ([]T, error) {
+	list, err := o.newList()
+	if err != nil {
+		return nil, err
+	}
+	err = o.cache.List(context.Background(), list, client.InNamespace(namespace),
+		client.MatchingFields{ControllerUIDField: string(uid)}, client.UnsafeDisableDeepCopy)
+	var all []T
+	switch {
+	case missingIndex(err, ControllerUIDField):
+		if all, err = o.List(namespace); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		if all, err = o.items(list); err != nil {
+			return nil, err
+		}
+	}
+	var out []T
+	for _, t := range all {
+		if podops.HasControllerUID(t, namespace, uid) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// items returns list's items that are T.
+func (o Owners[T]) items(list client.ObjectList) ([]T, error) {
 	items, err := meta.ExtractList(list)
 	if err != nil {
 		return nil, err
@@ -98,24 +142,68 @@ func (o Owners[T]) List(namespace string) ([]T, error) {
 	return out, nil
 }
 
-// Pods is a [reconcile.Pods] over a controller-runtime reader (in a
-// manager: mgr.GetClient(), the cache). Reader is required. It is safe for
-// concurrent use.
+// Pods is a [reconcile.PodsByController] over a controller-runtime reader
+// (in a manager: mgr.GetClient(), the cache). Reader is required. It is
+// safe for concurrent use. The pods are not deep-copied
+// (client.UnsafeDisableDeepCopy): they share memory with the cache and must
+// not be modified, which reconcile never does.
 type Pods struct {
 	Reader client.Reader
 }
 
-var _ reconcile.Pods = Pods{}
+var _ reconcile.PodsByController = Pods{}
 
 // List returns every pod of namespace, in any state.
 func (p Pods) List(namespace string) ([]*corev1.Pod, error) {
 	var list corev1.PodList
-	if err := p.Reader.List(context.Background(), &list, client.InNamespace(namespace)); err != nil {
+	if err := p.Reader.List(context.Background(), &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	out := make([]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
+	return pointers(list.Items), nil
+}
+
+// ListByController returns the cached pods of namespace whose controller
+// ownerRef has kind, name and uid, then the namespace's orphans: two index
+// lookups when the reader has [PodControllerField] ([AddIndexes];
+// [Register] adds it), else List filtered (a cost proportional to the
+// namespace's pods).
+func (p Pods) ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
+	var out []*corev1.Pod
+	for _, key := range podops.OwnedKeys(namespace, kind, name, uid) {
+		var list corev1.PodList
+		err := p.Reader.List(context.Background(), &list, client.InNamespace(namespace),
+			client.MatchingFields{PodControllerField: key}, client.UnsafeDisableDeepCopy)
+		if missingIndex(err, PodControllerField) {
+			return p.listFiltered(namespace, kind, name, uid)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pointers(list.Items)...)
 	}
 	return out, nil
+}
+
+// listFiltered is ListByController without an index.
+func (p Pods) listFiltered(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
+	all, err := p.List(namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []*corev1.Pod
+	for _, pod := range all {
+		if podops.ControlledByOrOrphan(pod, namespace, kind, name, uid) {
+			out = append(out, pod)
+		}
+	}
+	return out, nil
+}
+
+// pointers returns a pointer to each element of items.
+func pointers(items []corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }

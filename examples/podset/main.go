@@ -14,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
@@ -40,7 +42,17 @@ func main() {
 		log.Error(err, "scheme")
 		os.Exit(1)
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: *metricsAddr}})
+	// As kube-controller-manager: the caches drop managedFields, which no
+	// controller reads. Leave the rest.Config's ContentType empty:
+	// controller-runtime then talks protobuf for the built-in types (pods)
+	// and JSON for PodSets, which, as every custom resource, have no
+	// protobuf encoding. SetupWithManager's ctrlruntime.Register adds the
+	// field indexes the lookups read.
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: *metricsAddr},
+		Cache:   cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
+	})
 	if err != nil {
 		log.Error(err, "creating the manager")
 		os.Exit(1)

@@ -142,6 +142,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	// 1000 pods; client-go's defaults (QPS 5, burst 10) would take minutes.
 	rc.QPS = 100
 	rc.Burst = 200
+	// Protobuf for the built-in types this controller reads and writes, as
+	// kube-controller-manager talks to the API server (JSON stays accepted).
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
@@ -48,7 +49,12 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 
 	prog := newProgress(out, start, cfg)
 	prog.header()
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(cfg.namespace))
+	// As kube-controller-manager: the caches drop managedFields, which no
+	// controller reads. controller.New's clientgo.Register indexes the pods
+	// by controller reference and the ReplicaSets by controller UID.
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(cfg.namespace),
+		informers.WithTransform(clientgo.TrimManagedFields))
 	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
 	ctrl, err := controller.New(client, rsInf, podInf, controller.Options{
 		Recorder:               recorder,

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -367,9 +368,19 @@ type ourSide struct {
 	queue *syncQueue
 }
 
-func newOurSide(t *rapid.T, clk *testingclock.FakeClock) *ourSide {
+func newOurSide(t *rapid.T, clk *testingclock.FakeClock, indexed bool) *ourSide {
 	f := informers.NewSharedInformerFactory(nil, 0) // only for the indexers; never started
 	rsInf, podInf := f.Apps().V1().ReplicaSets().Informer(), f.Core().V1().Pods().Informer()
+	if indexed {
+		// What clientgo.Register adds: the lookups by controller reference
+		// and controller UID read these instead of listing the namespace.
+		if err := clientgo.AddPodControllerIndexer(podInf); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		if err := clientgo.AddControllerUIDIndexer(rsInf); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+	}
 	c := newCluster(clk, podInf.GetIndexer(), rsInf.GetIndexer())
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners = clientgo.ReplicaSetOwners(c.client, rsInf)
@@ -558,6 +569,24 @@ func podNames(t *rapid.T, c *cluster) []string {
 // ReplicaSets goes to whichever syncs first, which upstream leaves to the
 // lister's map order.
 func TestControllerMatchesReplicaSetController(t *testing.T) {
+	controllerDifferential(t, false)
+}
+
+// TestControllerWithIndexesMatchesReplicaSetController is
+// TestControllerMatchesReplicaSetController with our side's informers
+// indexed as clientgo.Register indexes them (R-10.10: pods by controller
+// reference, ReplicaSets by controller UID), so every sync reads the
+// ReplicaSet's pods and the orphans through the index where upstream reads
+// its own; and the orphans the scenario adds also include pods controlled
+// by a same-named owner of another kind (a PodSet "rs") and by an owner
+// that is not a ReplicaSet of this cluster, beside those of an earlier
+// incarnation (same name, another UID); relabelling releases pods, which
+// moves them to the orphans' key.
+func TestControllerWithIndexesMatchesReplicaSetController(t *testing.T) {
+	controllerDifferential(t, true)
+}
+
+func controllerDifferential(t *testing.T, indexed bool) {
 	var reached controllerCorners
 	t.Cleanup(func() { reached.check(t) })
 	differential(t, func(t *testing.T) {
@@ -567,14 +596,14 @@ func TestControllerMatchesReplicaSetController(t *testing.T) {
 				clk := testingclock.NewFakeClock(base)
 				up := newUpstreamSide(clk)
 				defer up.queue.ShutDown()
-				ours := newOurSide(t, clk)
+				ours := newOurSide(t, clk, indexed)
 				upExp := expectationsOf(up.rsc)
 				fails := map[int]bool{}
 				for _, n := range rapid.SliceOfN(rapid.IntRange(1, 12), 0, 4).Draw(t, "failingCreates") {
 					fails[n] = true
 				}
 				up.failCreate, ours.failCreate = fails, fails
-				sc := &scenario{t: t, up: up, ours: ours, incarnation: map[string]int{},
+				sc := &scenario{t: t, up: up, ours: ours, incarnation: map[string]int{}, foreign: indexed,
 					minReady: rapid.SampledFrom([]int32{0, 10}).Draw(t, "minReadySeconds")}
 
 				sc.createRS("rs", int32(rapid.IntRange(0, 5).Draw(t, "replicas")))
@@ -653,6 +682,8 @@ type scenario struct {
 	minReady    int32
 	incarnation map[string]int
 	orphans     int
+	// foreign adds orphans controlled by other kinds and other owners.
+	foreign bool
 }
 
 func (sc *scenario) both(f func(c *cluster) error) {
@@ -689,6 +720,17 @@ func (sc *scenario) addOrphan() {
 	if name := rapid.SampledFrom(rsNames).Draw(t, "orphanOf"); rapid.Bool().Draw(t, "orphanOfOldRS") && sc.incarnation[name] > 1 {
 		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
 			Name: name, UID: types.UID(fmt.Sprintf("%s-uid-%d", name, sc.incarnation[name]-1))}}, replicaSetKind)}
+	}
+	if sc.foreign && p.OwnerReferences == nil {
+		switch rapid.IntRange(0, 2).Draw(t, "foreignController") {
+		case 1: // a same-named owner of another kind
+			name := rapid.SampledFrom(rsNames).Draw(t, "foreignName")
+			p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(&metav1.ObjectMeta{
+				Name: name, UID: types.UID(name + "-podset-uid")}, schema.GroupVersionKind{Group: "demo.reconcilekit.dev", Version: "v1alpha1", Kind: "PodSet"})}
+		case 2: // another owner's
+			p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+				Name: "elsewhere", UID: "elsewhere-uid"}}, replicaSetKind)}
+		}
 	}
 	sc.both(func(c *cluster) error { return c.client.Tracker().Add(p.DeepCopy()) })
 }

@@ -47,7 +47,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = ctrlruntime.Register(mgr, "podset", c)
+	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{})
 	return c, err
 }
 

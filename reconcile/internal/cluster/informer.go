@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Handler receives the informer's notifications, like client-go's
@@ -57,6 +59,7 @@ type Informer struct {
 	mu      sync.Mutex
 	pending []Event
 	cache   map[string]*corev1.Pod
+	index   map[string]map[string]*corev1.Pod // controller key → pod key → pod
 	lastRV  int64
 	stats   InformerStats
 }
@@ -64,7 +67,7 @@ type Informer struct {
 // NewInformer lists api into a new cache and watches it from then on. No
 // handler is called for the initial list.
 func NewInformer(api *API, clock Clock) *Informer {
-	inf := &Informer{api: api, clock: clock, cache: map[string]*corev1.Pod{}}
+	inf := &Informer{api: api, clock: clock, cache: map[string]*corev1.Pod{}, index: map[string]map[string]*corev1.Pod{}}
 	// Watch first, then list, then discard the queued events the list
 	// covers: no write is missed and none is seen twice.
 	api.Watch(inf.enqueue)
@@ -72,7 +75,7 @@ func NewInformer(api *API, clock Clock) *Informer {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	for _, p := range pods {
-		inf.cache[Key(p)] = p
+		inf.storeLocked(Key(p), p)
 	}
 	inf.lastRV = parseRV(rv)
 	inf.discardCoveredLocked()
@@ -171,9 +174,9 @@ func (i *Informer) deliverNext(cutoff time.Time, useCutoff bool) bool {
 	key := ev.Key()
 	old, cached := i.cache[key]
 	if ev.Type == Deleted {
-		delete(i.cache, key)
+		i.removeLocked(key)
 	} else {
-		i.cache[key] = ev.Pod
+		i.storeLocked(key, ev.Pod)
 	}
 	if rv := parseRV(ev.RV); rv > i.lastRV {
 		i.lastRV = rv
@@ -268,12 +271,12 @@ func (i *Informer) Relist() int {
 		case old.ResourceVersion != p.ResourceVersion:
 			notes = append(notes, note{old: old, cur: p})
 		}
-		i.cache[key] = p
+		i.storeLocked(key, p)
 	}
 	for _, key := range sortedKeys(i.cache) {
 		if !seen[key] {
 			notes = append(notes, note{old: i.cache[key]})
-			delete(i.cache, key)
+			i.removeLocked(key)
 		}
 	}
 	if r := parseRV(rv); r > i.lastRV {
@@ -316,6 +319,60 @@ func (i *Informer) Pods() []*corev1.Pod {
 		out = append(out, i.cache[key])
 	}
 	return out
+}
+
+// ByController returns the cached pods of namespace whose controller
+// ownerRef has kind, name and uid, then the namespace's pods without a
+// controller ownerRef, each group in key order: what an index by controller
+// reference (upstream's PodControllerIndex) answers, in two lookups. They
+// are shared with the cache: read-only.
+func (i *Informer) ByController(namespace, kind, name string, uid types.UID) []*corev1.Pod {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	owned := i.index[namespace+"/"+kind+"/"+name+"/"+string(uid)]
+	orphans := i.index[namespace]
+	out := make([]*corev1.Pod, 0, len(owned)+len(orphans))
+	for _, group := range []map[string]*corev1.Pod{owned, orphans} {
+		for _, key := range sortedKeys(group) {
+			out = append(out, group[key])
+		}
+	}
+	return out
+}
+
+// controllerKey is the index key of pod: namespace/kind/name/uid of its
+// controller ownerRef, or the namespace for an orphan.
+func controllerKey(pod *corev1.Pod) string {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil {
+		return pod.Namespace
+	}
+	return pod.Namespace + "/" + ref.Kind + "/" + ref.Name + "/" + string(ref.UID)
+}
+
+// storeLocked puts pod in the cache under key and re-indexes it.
+func (i *Informer) storeLocked(key string, pod *corev1.Pod) {
+	i.removeLocked(key)
+	i.cache[key] = pod
+	ck := controllerKey(pod)
+	if i.index[ck] == nil {
+		i.index[ck] = map[string]*corev1.Pod{}
+	}
+	i.index[ck][key] = pod
+}
+
+// removeLocked drops key from the cache and the index.
+func (i *Informer) removeLocked(key string) {
+	old, ok := i.cache[key]
+	if !ok {
+		return
+	}
+	delete(i.cache, key)
+	ck := controllerKey(old)
+	delete(i.index[ck], key)
+	if len(i.index[ck]) == 0 {
+		delete(i.index, ck)
+	}
 }
 
 // Get returns the cached pod with key "namespace/name".

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 )
@@ -105,4 +106,50 @@ func TestInformerDropRelistBookmark(t *testing.T) {
 	assert.Zero(t, c.Informer.Len(), "the queued events are covered by the list")
 	assert.Contains(t, r.calls, "delete kept")
 	assert.Contains(t, r.calls, "add new")
+}
+
+// The index by controller reference follows the cache through adds,
+// updates that change the controller (adoption, release), deletes and a
+// relist: an owner's key finds its pods, the namespace's key its orphans.
+func TestInformerByController(t *testing.T) {
+	c := cluster.New(cluster.Options{})
+	yes := true
+	owned := func(p *corev1.Pod) *corev1.Pod {
+		p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "uid-web", Controller: &yes}}
+		return p
+	}
+	names := func() []string {
+		var out []string
+		for _, p := range c.Informer.ByController("ns", "ReplicaSet", "web", "uid-web") {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	for _, p := range []*corev1.Pod{owned(named("a")), named("b"), named("c")} {
+		_, err := c.API.Create(p)
+		require.NoError(t, err)
+	}
+	other := owned(named("d"))
+	other.OwnerReferences[0].UID = "uid-old"
+	_, err := c.API.Create(other)
+	require.NoError(t, err)
+	c.Informer.DeliverAll()
+	assert.Equal(t, []string{"a", "b", "c"}, names(), "owned first, then the orphans; not d")
+
+	a, _ := c.API.Get("ns", "a")
+	a.OwnerReferences = nil // released
+	_, err = c.API.Update(a)
+	require.NoError(t, err)
+	b, _ := c.API.Get("ns", "b")
+	_, err = c.API.Update(owned(b)) // adopted
+	require.NoError(t, err)
+	require.NoError(t, c.API.Delete("ns", "c"))
+	c.Informer.DeliverAll()
+	assert.Equal(t, []string{"b", "a"}, names())
+
+	_, err = c.API.Create(named("e"))
+	require.NoError(t, err)
+	c.Informer.Relist()
+	assert.Equal(t, []string{"b", "a", "e"}, names())
+	assert.Empty(t, c.Informer.ByController("elsewhere", "ReplicaSet", "web", "uid-web"))
 }

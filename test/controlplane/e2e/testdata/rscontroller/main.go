@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 )
 
@@ -54,6 +55,10 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 		return err
 	}
 	rc.QPS, rc.Burst = qps, burst
+	// As kube-controller-manager: protobuf for the built-in types, and
+	// caches without managedFields (below).
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -63,7 +68,9 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reconcilekit-replicaset"})
 
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(namespace),
+		informers.WithTransform(clientgo.TrimManagedFields))
 	var mu sync.Mutex
 	opts.Recorder = recorder
 	opts.OnSync = func(r controller.Report) {

@@ -1,0 +1,98 @@
+package ctrlruntime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// PodControllerField is the pod field index by controller reference that
+// [Pods] reads: a pod's value is "namespace/kind/name/uid" of its
+// controller ownerRef, or its namespace when it has none (upstream's
+// PodControllerIndexKey). [AddIndexes] registers it.
+const PodControllerField = "reconcilekit.dev/podController"
+
+// ControllerUIDField is the owner field index by the UID of the owner's
+// controller ownerRef that [Owners] reads (upstream's controllerUID index of
+// ReplicaSets). An owner without a controller has no value. [AddIndexes]
+// registers it.
+const ControllerUIDField = "reconcilekit.dev/controllerUID"
+
+// AddIndexes registers [PodControllerField] on pods and
+// [ControllerUIDField] on owners of type T in c (in a manager:
+// mgr.GetCache(), before mgr.Start), so that [Pods] and [Owners] over the
+// manager's client read only what a sync needs: the owner's pods and the
+// namespace's orphans, the owners with the same controller. An index
+// already registered under the name is kept, as upstream's
+// AddPodControllerIndexer does (it must have the same values), when the
+// cache hands out client-go SharedIndexInformers (the default cache does);
+// otherwise a second registration is controller-runtime's conflict error.
+// [Register] calls it. Like every field index, it creates the two
+// informers (asking the API server's discovery for the kinds) without
+// starting them.
+func AddIndexes[T reconcile.Object](ctx context.Context, c cache.Cache) error {
+	if c == nil {
+		return fmt.Errorf("ctrlruntime: AddIndexes: nil cache")
+	}
+	owner, err := newOf[T]()
+	if err != nil {
+		return err
+	}
+	if err := addIndex(ctx, c, &corev1.Pod{}, PodControllerField, PodControllerValue); err != nil {
+		return err
+	}
+	return addIndex(ctx, c, owner, ControllerUIDField, ControllerUIDValue)
+}
+
+// PodControllerValue is the [PodControllerField] index function: the one
+// value of a pod (see PodControllerField), none for another object. With
+// controller-runtime's fake client, register it to exercise the index:
+//
+//	fake.NewClientBuilder().WithIndex(&corev1.Pod{}, ctrlruntime.PodControllerField, ctrlruntime.PodControllerValue)
+func PodControllerValue(obj client.Object) []string {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	return podops.PodControllerKeys(pod)
+}
+
+// ControllerUIDValue is the [ControllerUIDField] index function: the UID
+// of obj's controller ownerRef, or none.
+func ControllerUIDValue(obj client.Object) []string {
+	return podops.ControllerUIDKeys(obj)
+}
+
+// addIndex registers field on obj's informer unless it is there already.
+func addIndex(ctx context.Context, c cache.Cache, obj client.Object, field string, fn client.IndexerFunc) error {
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("ctrlruntime: AddIndexes: the informer of %T: %w", obj, err)
+	}
+	if ix, ok := inf.(interface{ GetIndexer() toolscache.Indexer }); ok {
+		// controller-runtime names a field index "field:" + the field.
+		if _, exists := ix.GetIndexer().GetIndexers()["field:"+field]; exists {
+			return nil
+		}
+	}
+	if err := c.IndexField(ctx, obj, field, fn); err != nil {
+		return fmt.Errorf("ctrlruntime: AddIndexes: indexing %T by %s: %w", obj, field, err)
+	}
+	return nil
+}
+
+// missingIndex reports whether err is a reader's answer to a list by a
+// field it has no index for: the cache's "index with name field:F does not
+// exist", the fake client's "no index with name F has been registered".
+// Both name the field, and no other list error does.
+func missingIndex(err error, field string) bool {
+	return err != nil && strings.Contains(err.Error(), field)
+}
