@@ -27,6 +27,9 @@ import (
 func main() {
 	metricsAddr := flag.String("metrics-bind-address", "0", "address of the metrics endpoint, e.g. 127.0.0.1:8080 (\"0\": off)")
 	exact := flag.Bool("exact", false, "exact expectations: pods named and expected by key, pending rounds resolved from the pod informer's store resourceVersion (EvidenceFirst) instead of the 5-minute timeout")
+	qps := flag.Float64("qps", 0, "client-side QPS limit to the API server (0: controller-runtime's default, no client-side limit)")
+	burst := flag.Int("burst", 0, "client-side burst, with -qps")
+	workers := flag.Int("workers", ctrlruntime.DefaultWorkers, "concurrent syncs")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -48,7 +51,12 @@ func main() {
 	// and JSON for PodSets, which, as every custom resource, have no
 	// protobuf encoding. SetupWithManager's ctrlruntime.Register adds the
 	// field indexes the lookups read.
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	rc := ctrl.GetConfigOrDie()
+	if *qps > 0 {
+		rc.QPS = float32(*qps)
+		rc.Burst = *burst
+	}
+	mgr, err := ctrl.NewManager(rc, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: *metricsAddr},
 		Cache:   cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
@@ -57,7 +65,10 @@ func main() {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
-	ropts := controller.Options{Recorder: mgr.GetEventRecorder("podset-controller")}
+	ropts := controller.Options{
+		Recorder: mgr.GetEventRecorder("podset-controller"),
+		Workers:  *workers,
+	}
 	if *exact {
 		// SetupWithManager feeds EvidenceFirst the pod cache's version.
 		ropts.TrackCreations = true

@@ -28,6 +28,7 @@ type Options struct {
 	TrackCreations bool                    // name pods and expect them by key
 	Clock          reconcile.Clock         // nil: real time
 	CacheVersions  reconcile.CacheVersions // the informers' versions: read-your-own-writes (SetupWithManager sets them)
+	Workers        int                     // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -47,7 +48,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{})
+	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{Workers: opts.Workers})
 	return c, err
 }
 
