@@ -7,19 +7,31 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
-// auditPolicy records, at Metadata level, every request of ControllerUser
-// (a watch once when its response starts and again when it ends, every other
-// request when its response is complete), and every write to pods,
-// ReplicaSets and the examples' PodSets (and their subresources) by anyone
-// once its response is complete.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
+// auditPolicyFor returns the audit policy that records, at Metadata level,
+// every request of the users (a watch once when its response starts and
+// again when it ends, every other request when its response is complete),
+// and every write to pods, ReplicaSets and the examples' PodSets (and their
+// subresources) by anyone once its response is complete.
+func auditPolicyFor(users []string) string {
+	quoted := make([]string, len(users))
+	for i, u := range users {
+		quoted[i] = strconv.Quote(u)
+	}
+	return auditPolicyHead + strings.Join(quoted, ", ") + auditPolicyTail
+}
+
+const auditPolicyHead = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "Panic"]
 rules:
 - level: Metadata
-  users: ["` + ControllerUser + `"]
+  users: [`
+
+const auditPolicyTail = `]
 - level: Metadata
   omitStages: ["ResponseStarted"]
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
@@ -39,7 +51,7 @@ rules:
 const AdminUser = "admin"
 
 // ControllerUser is a user of its own for the controller under test (in
-// system:masters like every user here), so that its writes stand apart from
+// system:masters like every built-in user), so that its writes stand apart from
 // the admin's and kube-controller-manager's in [ControlPlane.Writes]: give
 // it a kubeconfig from [ControlPlane.FaultProxy] or [ControlPlane.Kubeconfig].
 const ControllerUser = "controller-under-test"
@@ -104,6 +116,9 @@ type AuditCounts struct {
 	// request once, a watch when its response starts (so an open watch
 	// counts), any other request when its response is complete.
 	Requests VerbCounts
+	// UserRequests are the requests of ControllerUser and of every user of
+	// [Options.Users], by user, counted as Requests.
+	UserRequests map[string]VerbCounts
 }
 
 func (cp *ControlPlane) auditPaths() (policy, log string) {
@@ -134,14 +149,31 @@ func (cp *ControlPlane) Audit() (AuditCounts, error) {
 		return AuditCounts{}, fmt.Errorf("controlplane: audit log: %w", err)
 	}
 	defer f.Close()
-	return countAudit(f)
+	return countAudit(f, cp.auditedUsers())
 }
 
-// countAudit counts the events of an audit log (one JSON event per line).
-// A line that does not parse is skipped: kube-apiserver may be writing the
-// last one right now.
-func countAudit(r io.Reader) (AuditCounts, error) {
-	out := AuditCounts{Writes: WriteCounts{}, Requests: VerbCounts{}}
+// auditedUsers are the users whose every request the audit policy records:
+// ControllerUser and the users of Options.Users.
+func (cp *ControlPlane) auditedUsers() []string {
+	users := []string{ControllerUser}
+	for _, u := range cp.opts.Users {
+		users = append(users, u.Name)
+	}
+	return users
+}
+
+// countAudit counts the events of an audit log (one JSON event per line),
+// with the requests of users by verb. A line that does not parse is skipped:
+// kube-apiserver may be writing the last one right now.
+func countAudit(r io.Reader, users []string) (AuditCounts, error) {
+	out := AuditCounts{Writes: WriteCounts{}, UserRequests: map[string]VerbCounts{}}
+	for _, u := range users {
+		out.UserRequests[u] = VerbCounts{}
+	}
+	out.Requests = out.UserRequests[ControllerUser]
+	if out.Requests == nil {
+		out.Requests = VerbCounts{}
+	}
 	// The requests counted when their response started, until it completes.
 	started := map[string]bool{}
 	sc := bufio.NewScanner(r)
@@ -168,16 +200,16 @@ func countAudit(r io.Reader) (AuditCounts, error) {
 		user := ev.User.Username
 		switch ev.Stage {
 		case "ResponseStarted":
-			if user == ControllerUser {
-				out.Requests[ev.Verb]++
+			if verbs, ok := out.UserRequests[user]; ok {
+				verbs[ev.Verb]++
 				started[ev.AuditID] = true
 			}
 		case "ResponseComplete":
-			if user == ControllerUser {
+			if verbs, ok := out.UserRequests[user]; ok {
 				if started[ev.AuditID] {
 					delete(started, ev.AuditID)
 				} else {
-					out.Requests[ev.Verb]++
+					verbs[ev.Verb]++
 				}
 			}
 			if isWrite(ev.Verb) && writeAudited(ev.ObjectRef.Resource) {

@@ -43,11 +43,18 @@ func TestCountAudit(t *testing.T) {
 		auditLine("a1", "ResponseComplete", AdminUser, "patch", "replicasets", "", 200),
 		auditLine("a2", "ResponseComplete", AdminUser, "get", "replicasets", "", 200),
 		auditLine("k1", "ResponseComplete", Kwok, "patch", "pods", "status", 200),
+		// A user of Options.Users: its requests by verb, apart from ControllerUser's.
+		auditLine("r1", "ResponseStarted", "replica-b", "watch", "pods", "", 200),
+		auditLine("r2", "ResponseComplete", "replica-b", "update", "leases", "", 200),
+		auditLine("r3", "ResponseComplete", "replica-b", "create", "pods", "", 201),
 		`{"stage":"ResponseComplete","verb":"cre`, // a line kube-apiserver is still writing
 	}, "")
-	got, err := countAudit(strings.NewReader(log))
+	users := []string{ControllerUser, "replica-b"}
+	got, err := countAudit(strings.NewReader(log), users)
 	require.NoError(t, err)
 	assert.Equal(t, VerbCounts{"watch": 3, "list": 1, "get": 1, "create": 3, "update": 1, "delete": 1}, got.Requests)
+	assert.Equal(t, got.Requests, got.UserRequests[ControllerUser])
+	assert.Equal(t, VerbCounts{"watch": 1, "update": 1, "create": 1}, got.UserRequests["replica-b"])
 	assert.Equal(t, WriteCounts{
 		{User: u, Verb: "create", Resource: "pods", Code: 201}:                           1,
 		{User: u, Verb: "create", Resource: "pods", Code: 409}:                           1,
@@ -55,14 +62,20 @@ func TestCountAudit(t *testing.T) {
 		{User: u, Verb: "delete", Resource: "pods", Code: 200}:                           1,
 		{User: AdminUser, Verb: "patch", Resource: "replicasets", Code: 200}:             1,
 		{User: Kwok, Verb: "patch", Resource: "pods", Subresource: "status", Code: 200}:  1,
+		{User: "replica-b", Verb: "create", Resource: "pods", Code: 201}:                 1,
 	}, got.Writes, "writes to pods, ReplicaSets and PodSets only; the controller's event is a request, not a counted write")
 
 	// Counting a log and a longer one: the difference is what happened in between.
 	more := log[:strings.LastIndex(log, `{"stage"`)] +
 		auditLine("w2", "ResponseComplete", u, "watch", "replicasets", "", 200) +
 		auditLine("l2", "ResponseComplete", u, "list", "pods", "", 200)
-	later, err := countAudit(strings.NewReader(more))
+	later, err := countAudit(strings.NewReader(more), users)
 	require.NoError(t, err)
 	assert.Equal(t, VerbCounts{"list": 1}, later.Requests.Since(got.Requests), "a watch ending is not a new request")
 	assert.Empty(t, later.Writes.Since(got.Writes))
+}
+
+func TestAuditPolicyForListsEveryUser(t *testing.T) {
+	policy := auditPolicyFor([]string{ControllerUser, "replica-a"})
+	assert.Contains(t, policy, `users: ["controller-under-test", "replica-a"]`)
 }

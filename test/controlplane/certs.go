@@ -124,11 +124,20 @@ func randomToken() (string, error) {
 }
 
 // writeTokenFile writes kube-apiserver's --token-auth-file: one line
-// "token,user,uid,\"group\"" per user, every user in system:masters.
-func writeTokenFile(path string, tokens map[string]string) error {
+// "token,user,uid,\"group,…\"" per user; a user without an entry in groups
+// is in system:masters, one with an empty entry in no group.
+func writeTokenFile(path string, tokens map[string]string, groups map[string][]string) error {
 	var b strings.Builder
 	for user, tok := range tokens {
-		fmt.Fprintf(&b, "%s,%s,%s,\"system:masters\"\n", tok, user, user)
+		g, ok := groups[user]
+		if !ok {
+			g = []string{"system:masters"}
+		}
+		fmt.Fprintf(&b, "%s,%s,%s", tok, user, user)
+		if len(g) > 0 {
+			fmt.Fprintf(&b, ",\"%s\"", strings.Join(g, ","))
+		}
+		b.WriteString("\n")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o600)
 }

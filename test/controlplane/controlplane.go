@@ -94,10 +94,61 @@ type Options struct {
 	StopTimeout time.Duration
 	// Log receives one line per step of Start and Stop; nil: discarded.
 	Log io.Writer
+	// Users are further users kube-apiserver authenticates by token, each
+	// with a kubeconfig of its own ([ControlPlane.Kubeconfig],
+	// [ControlPlane.FaultProxy]): one per controller replica, or one bound
+	// to exactly a role under test. Names must be distinct, not empty, and
+	// not one of the built-in users (AdminUser, ControllerUser, the
+	// component names). Every request of a user listed here is in the
+	// audit log ([Options.AuditWrites]), as ControllerUser's.
+	Users []User
 
 	// pickPort chooses a port for a use (a key of [ControlPlane.Ports]);
 	// nil means freePort. Tests set it to hand out taken ports.
 	pickPort func(use string) (int, error)
+}
+
+// User is a user of the control plane (see [Options.Users]).
+type User struct {
+	// Name is the user name kube-apiserver authenticates, and the user of
+	// the audit log's entries.
+	Name string
+	// Groups are the user's groups. Nil means system:masters, as every
+	// built-in user: the user may do anything. A non-nil empty slice means
+	// no group beyond system:authenticated, so that RBAC grants the user
+	// exactly what its bindings say.
+	Groups []string
+}
+
+// builtinUsers are the users every control plane has.
+func builtinUsers() []string {
+	return []string{AdminUser, ControllerUser, KubeControllerManager, KubeScheduler, Kwok}
+}
+
+// validateUsers checks Options.Users.
+func validateUsers(users []User) error {
+	seen := map[string]bool{}
+	for _, u := range builtinUsers() {
+		seen[u] = true
+	}
+	for i, u := range users {
+		if u.Name == "" {
+			return fmt.Errorf("controlplane: Users[%d] has no name", i)
+		}
+		if strings.ContainsAny(u.Name, ",\"\n") {
+			return fmt.Errorf("controlplane: Users[%d]: name %q has a comma, quote or newline", i, u.Name)
+		}
+		if seen[u.Name] {
+			return fmt.Errorf("controlplane: Users[%d]: user %q is already defined", i, u.Name)
+		}
+		seen[u.Name] = true
+		for _, g := range u.Groups {
+			if g == "" || strings.ContainsAny(g, ",\"\n") {
+				return fmt.Errorf("controlplane: Users[%d]: group %q is empty or has a comma, quote or newline", i, g)
+			}
+		}
+	}
+	return nil
 }
 
 // ControlPlane is a running set of components started by [Start]. Its methods
@@ -108,6 +159,7 @@ type ControlPlane struct {
 	config     *rest.Config
 	pki        pki
 	tokens     map[string]string
+	groups     map[string][]string // by user; absent: system:masters
 	opts       Options
 	bins       Binaries
 	logw       io.Writer
@@ -133,6 +185,9 @@ type ControlPlane struct {
 func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if opts.Nodes < 0 {
 		return nil, fmt.Errorf("controlplane: Nodes = %d, want >= 0", opts.Nodes)
+	}
+	if err := validateUsers(opts.Users); err != nil {
+		return nil, err
 	}
 	if opts.Nodes == 0 {
 		opts.Nodes = DefaultNodes
@@ -201,19 +256,27 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 	}
 	cp.pki = p
 	cp.tokens = map[string]string{}
-	for _, user := range []string{AdminUser, ControllerUser, KubeControllerManager, KubeScheduler, Kwok} {
+	cp.groups = map[string][]string{}
+	users := builtinUsers()
+	for _, u := range cp.opts.Users {
+		users = append(users, u.Name)
+		if u.Groups != nil {
+			cp.groups[u.Name] = u.Groups
+		}
+	}
+	for _, user := range users {
 		tok, err := randomToken()
 		if err != nil {
 			return fmt.Errorf("controlplane: token: %w", err)
 		}
 		cp.tokens[user] = tok
 	}
-	if err := writeTokenFile(filepath.Join(cp.dir, "tokens.csv"), cp.tokens); err != nil {
+	if err := writeTokenFile(filepath.Join(cp.dir, "tokens.csv"), cp.tokens, cp.groups); err != nil {
 		return fmt.Errorf("controlplane: %w", err)
 	}
 	if cp.opts.AuditWrites {
 		policy, _ := cp.auditPaths()
-		if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+		if err := os.WriteFile(policy, []byte(auditPolicyFor(cp.auditedUsers())), 0o644); err != nil {
 			return fmt.Errorf("controlplane: %w", err)
 		}
 	}
