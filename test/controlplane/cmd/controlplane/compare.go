@@ -88,8 +88,10 @@ type compareConfig struct {
 	lag, touch, touchEvery time.Duration
 	rsBin, podSetBin       string
 	podSetCRD              string
-	podSetFlags            map[string]bool // which of -qps, -burst, -workers the PodSet binary has
+	podSetFlags            map[string]bool // which of -qps, -burst, -workers, -pprof-bind-address the PodSet binary has
 	opts                   controlplane.Options
+	profile                profiling
+	pprofPort              int // of the run's contender, with -profile
 }
 
 // phase is one step of the workload: create the owners, set their
@@ -140,6 +142,8 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
 	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
+	fs.StringVar(&c.profile.dir, "profile", "", "write a CPU profile of each contender's controller during the first scale-up into this directory (one file per run; go tool pprof -top reads it)")
+	fs.IntVar(&c.profile.seconds, "profile-seconds", 30, "-profile: seconds of each profile, from the start of the scale-up")
 	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–4; default 0–3 with -owners 1, 0,2,4 with more)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
@@ -165,6 +169,14 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if c.phaseTimeout == 0 {
 		c.phaseTimeout = c.workload.phaseTimeout()
+	}
+	if c.profile.dir != "" {
+		if c.profile.seconds < 1 {
+			return errors.New("controlplane: compare: want -profile-seconds ≥ 1")
+		}
+		if err := os.MkdirAll(c.profile.dir, 0o755); err != nil {
+			return fmt.Errorf("controlplane: compare: -profile: %w", err)
+		}
 	}
 	if sf.nodes == 0 {
 		sf.nodes = c.nodes()
@@ -264,7 +276,7 @@ func (c *compareConfig) buildContenders(ctx context.Context, examples, dir strin
 			hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			usage, _ := exec.CommandContext(hctx, c.podSetBin, "-h").CombinedOutput() // -h exits 0 or 2 by the flag package's choice
 			cancel()
-			c.podSetFlags = flagsInUsage(string(usage), "qps", "burst", "workers")
+			c.podSetFlags = flagsInUsage(string(usage), "qps", "burst", "workers", "pprof-bind-address")
 			for _, f := range []string{"qps", "burst", "workers"} {
 				if !c.podSetFlags[f] {
 					fmt.Fprintf(os.Stderr, "compare: the PodSet example has no -%s flag: it runs with controller-runtime's default\n", f)
@@ -324,15 +336,19 @@ feed:
 // startContender starts k's controller process with kubeconfig and returns its pid.
 func startContender(cp *controlplane.ControlPlane, c compareConfig, k contender, kubeconfig string) (int, error) {
 	qps, burst, workers := strconv.FormatFloat(c.qps, 'f', -1, 64), strconv.Itoa(c.burst), strconv.Itoa(c.workers)
+	var pprof []string
+	if c.pprofPort != 0 {
+		pprof, _ = pprofArgs(c, k, c.pprofPort)
+	}
 	switch k.program {
 	case upstreamRS:
-		return cp.StartReplicaSetController("replicaset-controller", kubeconfig, append([]string{
+		return cp.StartReplicaSetController("replicaset-controller", kubeconfig, append(append([]string{
 			"--kube-api-qps=" + qps, "--kube-api-burst=" + burst, "--concurrent-replicaset-syncs=" + workers,
-		}, k.args...)...)
+		}, k.args...), pprof...)...)
 	case clientGoRS:
-		return cp.StartProcess("reconcilekit", c.rsBin, append([]string{
+		return cp.StartProcess("reconcilekit", c.rsBin, append(append([]string{
 			"-kubeconfig=" + kubeconfig, "-quiet", "-qps=" + qps, "-burst=" + burst, "-workers=" + workers,
-		}, k.args...)...)
+		}, k.args...), pprof...)...)
 	default:
 		args := []string{"-kubeconfig=" + kubeconfig}
 		for f, v := range map[string]string{"qps": qps, "burst": burst, "workers": workers} {
@@ -340,7 +356,7 @@ func startContender(cp *controlplane.ControlPlane, c compareConfig, k contender,
 				args = append(args, "-"+f+"="+v)
 			}
 		}
-		return cp.StartProcess("reconcilekit-podset", c.podSetBin, append(args, k.args...)...)
+		return cp.StartProcess("reconcilekit-podset", c.podSetBin, append(append(args, k.args...), pprof...)...)
 	}
 }
 
@@ -374,10 +390,21 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	if err != nil {
 		return runResult{}, err
 	}
+	if c.profile.dir != "" {
+		if _, ok := pprofArgs(c, k, 0); ok {
+			if c.pprofPort, err = freeLoopbackPort(); err != nil {
+				return runResult{}, err
+			}
+		} else {
+			fmt.Fprintf(os.Stderr, "compare: %s: -profile: the program serves no profiles; none taken\n", label)
+		}
+	}
 	pid, err := startContender(cp, c, k, kubeconfig)
 	if err != nil {
 		return runResult{}, err
 	}
+	var profiles sync.WaitGroup
+	defer profiles.Wait()
 	const ns = "compare"
 	for _, n := range []string{ns, ns + "-warmup"} {
 		if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
@@ -476,6 +503,16 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			if i == scaleUp && c.fault == "informer-lag" {
 				lagging.Go(func() { lagScenario(lagCtx, dyn, kind, proxy, ns, names[0], c.lag, c.touch) })
 			}
+		}
+		if i == scaleUp && c.pprofPort != 0 {
+			path := profilePath(c.profile.dir, k, label)
+			profiles.Go(func() {
+				if err := fetchCPUProfile(ctx, cp, k, c.pprofPort, c.profile.seconds, path); err != nil {
+					fmt.Fprintf(os.Stderr, "compare: %s: -profile: %v\n", label, err)
+					return
+				}
+				fmt.Fprintf(os.Stderr, "compare: %s: CPU profile of %s written to %s\n", label, ph.name, path)
+			})
 		}
 		timeout := c.phaseTimeout
 		if i == scaleUp && c.fault == "informer-lag" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,4 +38,30 @@ func TestProcReadings(t *testing.T) {
 
 	_, err = procCPU(-1)
 	assert.Error(t, err, "no such process")
+}
+
+func TestProfilePath(t *testing.T) {
+	k := contenders[2]
+	got := profilePath("/p", k, "reconcilekit, defaults, run 1")
+	if want := "/p/reconcilekit-defaults-run-1.cpu.pprof"; got != want {
+		t.Errorf("profilePath = %q, want %q", got, want)
+	}
+}
+
+func TestPprofArgs(t *testing.T) {
+	for i, want := range map[int]string{
+		0: "--secure-port=4242 --profiling=true",
+		2: "-pprof-address=127.0.0.1:4242",
+		4: "",
+	} {
+		args, ok := pprofArgs(compareConfig{}, contenders[i], 4242)
+		if got := strings.Join(args, " "); got != want || ok != (want != "") {
+			t.Errorf("contender %d: pprofArgs = %q, %t; want %q", i, got, ok, want)
+		}
+	}
+	withFlag := compareConfig{podSetFlags: map[string]bool{"pprof-bind-address": true}}
+	args, ok := pprofArgs(withFlag, contenders[4], 4242)
+	if !ok || strings.Join(args, " ") != "-pprof-bind-address=127.0.0.1:4242" {
+		t.Errorf("PodSet with the flag: %q, %t", args, ok)
+	}
 }

@@ -12,6 +12,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"sync"
@@ -39,7 +42,14 @@ func main() {
 	qps := flag.Float64("qps", 100, "client QPS (rest.Config.QPS)")
 	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
 	quiet := flag.Bool("quiet", false, "print no line per sync (make compare measures the controller's CPU)")
+	pprofAddress := flag.String("pprof-address", "", "serve net/http/pprof's /debug/pprof/ on this address, e.g. 127.0.0.1:0 (the address is printed; \"\": off)")
 	flag.Parse()
+	if *pprofAddress != "" {
+		if err := servePprof(*pprofAddress); err != nil {
+			fmt.Fprintln(os.Stderr, "rscontroller:", err)
+			os.Exit(1)
+		}
+	}
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
 	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
@@ -101,4 +111,22 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 	}
 	fmt.Println("rscontroller: caches synced")
 	return ctrl.Run(ctx, workers)
+}
+
+// servePprof serves the CPU, heap and goroutine profiles on address, as
+// kube-controller-manager's --profiling does on its secure port, so that
+// make compare can take the same profile of both during a phase.
+func servePprof(address string) error {
+	l, err := net.Listen("tcp", address)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	fmt.Printf("rscontroller: pprof at http://%s/debug/pprof/\n", l.Addr())
+	go func() {
+		_ = http.Serve(l, mux)
+	}()
+	return nil
 }
