@@ -192,13 +192,12 @@ func (r *scenRun) name(prefix string) string {
 }
 
 func (r *scenRun) live() int {
-	pods, _ := r.c.API.List()
 	n := 0
-	for _, p := range pods {
+	r.c.API.Each(func(p *corev1.Pod) {
 		if ref := cluster.ControllerOf(p); ref != nil && ref.UID == r.rs.UID && podutil.IsActive(p) {
 			n++
 		}
-	}
+	})
 	return n
 }
 

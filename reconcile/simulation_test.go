@@ -304,13 +304,12 @@ func (s *simState) owned(p *corev1.Pod) bool {
 
 // live counts the owner's active pods in the API: the truth.
 func (s *simState) live() int {
-	pods, _ := s.c.API.List()
 	n := 0
-	for _, p := range pods {
+	s.c.API.Each(func(p *corev1.Pod) {
 		if s.owned(p) && podutil.IsActive(p) {
 			n++
 		}
-	}
+	})
 	return n
 }
 
@@ -332,12 +331,11 @@ func (s *simState) sync() {
 	before := s.c.Client.Stats()
 
 	orphans := map[string]bool{} // orphans in the API before the sync
-	pods, _ := s.c.API.List()
-	for _, p := range pods {
+	s.c.API.Each(func(p *corev1.Pod) {
 		if cluster.ControllerOf(p) == nil {
 			orphans[p.Name] = true
 		}
-	}
+	})
 	res, err := s.ctrl.Sync(s.ctx, s.key)
 
 	after := s.c.Client.Stats()

@@ -300,6 +300,18 @@ func (a *API) List() ([]*corev1.Pod, string) {
 	return out, strconv.FormatInt(a.rv, 10)
 }
 
+// Each calls fn with every stored pod (terminating ones included), in key
+// order, without copying them: fn must neither modify nor keep the pod,
+// and must not call the API. It is List for a caller that only reads, at
+// no copy per pod: the simulations count live pods after every step.
+func (a *API) Each(fn func(p *corev1.Pod)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, key := range a.keys() {
+		fn(a.pods[key])
+	}
+}
+
 // Len returns the number of stored pods (terminating ones included).
 func (a *API) Len() int {
 	a.mu.Lock()

@@ -29,12 +29,15 @@ type Kubelet struct {
 // how many pods it made ready and how many it removed, in key order.
 func (k *Kubelet) Step() (readied, removed int) {
 	nodes := max(k.Nodes, 1)
-	pods, _ := k.API.List()
+	// Only the pods it changes are copied.
+	var pods []*corev1.Pod
+	k.API.Each(func(p *corev1.Pod) {
+		if p.DeletionTimestamp == nil && !podutil.IsReady(p) {
+			pods = append(pods, p.DeepCopy())
+		}
+	})
 	now := metav1.NewTime(k.API.now())
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil || podutil.IsReady(p) {
-			continue
-		}
 		if p.Spec.NodeName == "" {
 			p.Spec.NodeName = "node-" + strconv.Itoa(k.next%nodes)
 			k.next++
