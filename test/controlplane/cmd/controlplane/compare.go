@@ -142,7 +142,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
 	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
-	fs.StringVar(&c.profile.dir, "profile", "", "write a CPU profile of each contender's controller during the first scale-up into this directory (one file per run; go tool pprof -top reads it)")
+	fs.StringVar(&c.profile.dir, "profile", "", "write a CPU profile of each contender's controller during the first scale-up, and a heap profile once it converged, into this directory (one file of each per run; go tool pprof -top reads them)")
 	fs.IntVar(&c.profile.seconds, "profile-seconds", 30, "-profile: seconds of each profile, from the start of the scale-up")
 	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–4; default 0–3 with -owners 1, 0,2,4 with more)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
@@ -505,7 +505,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			}
 		}
 		if i == scaleUp && c.pprofPort != 0 {
-			path := profilePath(c.profile.dir, k, label)
+			path := profilePath(c.profile.dir, "cpu", label)
 			profiles.Go(func() {
 				if err := fetchCPUProfile(ctx, cp, k, c.pprofPort, c.profile.seconds, path); err != nil {
 					fmt.Fprintf(os.Stderr, "compare: %s: -profile: %v\n", label, err)
@@ -526,6 +526,14 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		}
 		took := time.Since(t0)
 		fmt.Fprintf(os.Stderr, "compare: %s: %s converged in %v\n", label, ph.name, took.Round(10*time.Millisecond))
+		if i == scaleUp && c.pprofPort != 0 {
+			path := profilePath(c.profile.dir, "heap", label)
+			if err := fetchHeapProfile(ctx, cp, k, c.pprofPort, path); err != nil {
+				fmt.Fprintf(os.Stderr, "compare: %s: -profile: %v\n", label, err)
+			} else {
+				fmt.Fprintf(os.Stderr, "compare: %s: heap profile after %s written to %s\n", label, ph.name, path)
+			}
+		}
 		if ph.lostEvent {
 			endLag() // stop touching
 			if proxy.Stats().PodWatchesExpired == 0 {

@@ -41,8 +41,7 @@ func TestProcReadings(t *testing.T) {
 }
 
 func TestProfilePath(t *testing.T) {
-	k := contenders[2]
-	got := profilePath("/p", k, "reconcilekit, defaults, run 1")
+	got := profilePath("/p", "cpu", "reconcilekit, defaults, run 1")
 	if want := "/p/reconcilekit-defaults-run-1.cpu.pprof"; got != want {
 		t.Errorf("profilePath = %q, want %q", got, want)
 	}

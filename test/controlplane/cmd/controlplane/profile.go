@@ -17,10 +17,11 @@ import (
 )
 
 // profiling is compare's -profile: a CPU profile of each contender's
-// controller process during the first scale-up, fetched from the
-// process's own /debug/pprof/profile endpoint (kube-controller-manager's
-// --profiling on its secure port; the examples' pprof flag), so that the
-// profile says where the CPU of the scale-up column goes.
+// controller process during the first scale-up and a heap profile once it
+// converged, fetched from the process's own /debug/pprof/ endpoints
+// (kube-controller-manager's --profiling on its secure port; the
+// examples' pprof flag), so that the profiles say where the scale-up's
+// CPU and the peak RSS go.
 type profiling struct {
 	dir     string // "": no profiles
 	seconds int    // length of each profile
@@ -60,8 +61,21 @@ func freeLoopbackPort() (int, error) {
 // fetchCPUProfile takes a CPU profile of k's process listening on port
 // and writes it to path.
 func fetchCPUProfile(ctx context.Context, cp *controlplane.ControlPlane, k contender, port, seconds int, path string) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", port, seconds)
-	client := &http.Client{Timeout: time.Duration(seconds)*time.Second + time.Minute}
+	return fetchProfile(ctx, cp, k, port, fmt.Sprintf("profile?seconds=%d", seconds), time.Duration(seconds)*time.Second, path)
+}
+
+// fetchHeapProfile takes a heap profile of k's process listening on port,
+// after a garbage collection (what is live, not what is garbage), and
+// writes it to path.
+func fetchHeapProfile(ctx context.Context, cp *controlplane.ControlPlane, k contender, port int, path string) error {
+	return fetchProfile(ctx, cp, k, port, "heap?gc=1", 0, path)
+}
+
+// fetchProfile reads /debug/pprof/<query> of k's process listening on
+// port, which takes about d to answer, into path.
+func fetchProfile(ctx context.Context, cp *controlplane.ControlPlane, k contender, port int, query string, d time.Duration, path string) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", port, query)
+	client := &http.Client{Timeout: d + time.Minute}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -94,8 +108,8 @@ func fetchCPUProfile(ctx context.Context, cp *controlplane.ControlPlane, k conte
 	return f.Close()
 }
 
-// profilePath is where the profile of one run of k goes.
-func profilePath(dir string, k contender, label string) string {
+// profilePath is where the profile (kind "cpu" or "heap") of one run goes.
+func profilePath(dir, kind, label string) string {
 	slug := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
@@ -108,5 +122,5 @@ func profilePath(dir string, k contender, label string) string {
 	for strings.Contains(slug, "--") {
 		slug = strings.ReplaceAll(slug, "--", "-")
 	}
-	return filepath.Join(dir, strings.Trim(slug, "-")+".cpu.pprof")
+	return filepath.Join(dir, strings.Trim(slug, "-")+"."+kind+".pprof")
 }
