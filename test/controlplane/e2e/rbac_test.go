@@ -215,6 +215,7 @@ func waitEvent(t *testing.T, ctx context.Context, client kubernetes.Interface, n
 // whose controllers run under exactly the examples' roles.
 func TestRBACMissingVerb(t *testing.T) {
 	cp := sharedControlPlane(t)
+	buildControllers(t) // once, before the halves run side by side
 	t.Run("replicaset without pods create", func(t *testing.T) {
 		t.Parallel()
 		role := applyClusterRole(t, cp, "replicaset", &permission{"", "pods", "create"})
