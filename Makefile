@@ -37,7 +37,7 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all help test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream figures compare
+.PHONY: all help test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines rbac compat controlplane e2e-test demo-cluster conformance-test conformance bench-upstream figures compare
 
 all: test ## the same as make test (the default target)
 
@@ -115,6 +115,14 @@ demo: ## the ReplicaSet controller demo against an in-process cluster (examples/
 # tests and generated code (API types and main live in other packages).
 lines: ## print the code lines of the two example controllers (figures, not budgets)
 	$(GO) run ./hack/lines examples/replicaset/controller examples/podset/controller
+
+# The PodSet controller's ClusterRole from its +kubebuilder:rbac markers
+# (controller-gen, pinned; fetched and built once, then cached). make test
+# does not run it: examples/podset/controller's TestRBACMarkersMatchRole
+# checks that the checked-in file is what the markers say.
+CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+rbac: ## regenerate examples/podset/config/rbac/role.yaml from the PodSet controller's RBAC markers
+	cd examples/podset && $(CONTROLLER_GEN) rbac:roleName=reconcilekit-podset,headerFile=config/rbac/role_header.txt paths=./controller/... output:rbac:dir=config/rbac
 
 # compat tests the supported k8s.io range. The root go.mod is the floor (unit
 # tests it); here the root tests run again at NEWEST_K8S through a go.mod

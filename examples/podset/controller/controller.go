@@ -34,6 +34,18 @@ type Options struct {
 // Controller reconciles PodSets; it is a [reconcile.Controller].
 type Controller = reconcile.Controller[*v1alpha1.PodSet]
 
+// The PodSet controller's permissions, from which controller-gen writes
+// config/rbac/role.yaml (make rbac; TestRBACMarkersMatchRole checks that
+// the file is what these say). Each rule's use is in examples/README.md,
+// "Deploying". Leader election's Lease rules are apart, in
+// config/rbac/leader_election_role.yaml.
+//
+// +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets/status,verbs=update
+// +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager builds the Controller from mgr and registers it there.
 // It sets opts.CacheVersions from mgr's cache: a sync waits while the cache
 // is older than the controller's own writes for that PodSet (the

@@ -65,10 +65,22 @@ type rsEnv struct {
 
 func newRSEnv(t *testing.T, cp *controlplane.ControlPlane, controllerArgs ...string) *rsEnv {
 	t.Helper()
+	return newRSEnvAs(t, cp, "", "", controllerArgs...)
+}
+
+// newRSEnvAs is newRSEnv with the controller running as user, whom the
+// ClusterRole role is bound to in the namespace (rbac_test.go's bindRole);
+// user "" is the admin.
+func newRSEnvAs(t *testing.T, cp *controlplane.ControlPlane, user, role string, controllerArgs ...string) *rsEnv {
+	t.Helper()
 	ctx := testContext(t)
 	client := kubernetes.NewForConfigOrDie(cp.RESTConfig())
 	e := &rsEnv{t: t, ctx: ctx, cp: cp, client: client, statuses: map[string][]appsv1.ReplicaSetStatus{}}
 	e.ns = newNamespace(t, ctx, client)
+	if user != "" {
+		kubeconfig := bindRole(t, cp, "replicaset", role, user, e.ns)
+		controllerArgs = append([]string{"-kubeconfig", kubeconfig}, controllerArgs...)
+	}
 	e.pods = watchPods(t, ctx, client, e.ns)
 	e.watchStatuses()
 	e.ctrl = startRSController(t, cp, e.ns, controllerArgs...)
@@ -214,9 +226,12 @@ func (e *rsEnv) releaseAllHeld() {
 // computes it. minReadySeconds makes availability lag readiness; a finalizer
 // on the template keeps deleted pods terminating, so that
 // status.terminatingReplicas (gate DeploymentReplicaSetTerminatingReplicas,
-// on by default in v1.37) is seen non-zero and then back at zero.
+// on by default in v1.37) is seen non-zero and then back at zero. The
+// controller runs as a user bound to exactly the example's role
+// (examples/replicaset/config/rbac), which RBAC never refuses anything.
 func TestReplicaSetScale(t *testing.T) {
-	e := newRSEnv(t, sharedControlPlane(t))
+	cp := sharedControlPlane(t)
+	e := newRSEnvAs(t, cp, rsUser, applyClusterRole(t, cp, "replicaset", nil))
 	const minReady = 8
 	e.create(newReplicaSet("web", 0, minReady, holdFinalizer))
 	e.converge("web", want{terminating: ptr.To[int32](0)})
@@ -243,6 +258,8 @@ func TestReplicaSetScale(t *testing.T) {
 		n := len(e.pods.all())
 		return n == 0, fmt.Sprintf("%d pods", n), nil
 	})
+	waitEvent(t, e.ctx, e.client, e.ns, "SuccessfulCreate")
+	assertNotRefused(t, cp, rsUser)
 	assert.False(t, e.ctrl.exited(), "the controller exited")
 }
 
@@ -259,9 +276,12 @@ func podLike(name string, labels map[string]string) *corev1.Pod {
 // TestReplicaSetDisruption: pods deleted behind the controller's back are
 // replaced; an orphan that matches is adopted (and the surplus deleted); a
 // pod whose labels stop matching is released and replaced; a matching pod
-// controlled by another owner is never touched.
+// controlled by another owner is never touched. The controller runs under
+// the example's role, as in TestReplicaSetScale: adoption and release
+// (patches that set and remove a controller reference) need nothing more.
 func TestReplicaSetDisruption(t *testing.T) {
-	e := newRSEnv(t, sharedControlPlane(t))
+	cp := sharedControlPlane(t)
+	e := newRSEnvAs(t, cp, rsUser, applyClusterRole(t, cp, "replicaset", nil))
 	const owner = "ReplicaSet/web"
 	rs := e.create(newReplicaSet("web", 10, 0))
 	ready := want{replicas: 10, ready: 10, available: 10, terminating: ptr.To[int32](0)}
@@ -329,6 +349,7 @@ func TestReplicaSetDisruption(t *testing.T) {
 	assert.Equal(t, foreign.OwnerReferences, got.OwnerReferences, "the foreign pod's owners changed")
 	assert.Equal(t, foreign.Labels, got.Labels)
 	assert.False(t, e.pods.everOwnedBy(owner)["foreign"], "the foreign pod was adopted")
+	assertNotRefused(t, cp, rsUser)
 	assert.False(t, e.ctrl.exited(), "the controller exited")
 }
 

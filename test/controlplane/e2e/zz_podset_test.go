@@ -86,7 +86,9 @@ type podSetWant struct {
 // real API server: CRD applied, 0 → 5 under a quota that allows 3 pods (the
 // ReplicaFailure condition with reason FailedCreate), the quota removed (5
 // pods, condition gone), 5 → 0, and the owner deleted (the garbage collector
-// removes the pods, none re-created).
+// removes the pods, none re-created). The controller runs as a user bound
+// to exactly the example's role (examples/podset/config/rbac), which RBAC
+// never refuses anything.
 func TestPodSet(t *testing.T) {
 	cp := sharedControlPlane(t)
 	ctx := testContext(t)
@@ -96,7 +98,8 @@ func TestPodSet(t *testing.T) {
 	ns := newNamespace(t, ctx, client)
 	pods := watchPods(t, ctx, client, ns)
 	_, podset := buildControllers(t)
-	ctrl := startProc(t, "podset", podset, "-kubeconfig", cp.KubeconfigPath())
+	kubeconfig := bindRole(t, cp, "podset", applyClusterRole(t, cp, "podset", nil), podSetUser, "")
+	ctrl := startProc(t, "podset", podset, "-kubeconfig", kubeconfig)
 	const owner = "PodSet/web"
 	psc := dyn.Resource(podSetGVR).Namespace(ns)
 
@@ -175,5 +178,7 @@ func TestPodSet(t *testing.T) {
 		return apierrors.IsNotFound(err) && n == 0 && len(pods.all()) == 0, fmt.Sprintf("get: %v; %d live", err, n), nil
 	})
 	assert.Equal(t, before, pods.everOwnedBy(owner), "pods were created after the PodSet was deleted")
+	waitEvent(t, ctx, client, ns, "SuccessfulCreate")
+	assertNotRefused(t, cp, podSetUser)
 	assert.False(t, ctrl.exited(), "the controller exited")
 }
