@@ -6,23 +6,40 @@
 //
 // Every sync with an error, every write and every status change is printed to
 // stdout as one line, for the test's log.
+//
+// With -leader-elect it is one replica of several behind a Lease, with
+// kube-controller-manager's flags and defaults (-leader-elect-lease-duration
+// 15s, -leader-elect-renew-deadline 10s, -leader-elect-retry-period 2s,
+// -leader-elect-resource-namespace kube-system, -leader-elect-resource-name
+// reconcilekit-replicaset, -leader-elect-identity: the host name and a
+// random suffix). Its informers start and sync before it tries for the
+// lease, so that a replica that takes over syncs at once; the controller
+// runs only while it leads. It releases the lease on SIGTERM or SIGINT and
+// exits with status 1 when it loses the lease. -leader-elect is off by
+// default here (unlike the example's, which is on with -kubeconfig): the
+// e2e tests run many of these on one cluster, each for its own namespace.
 package main
 
 import (
 	"context"
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
@@ -39,15 +56,30 @@ func main() {
 	qps := flag.Float64("qps", 100, "client QPS (rest.Config.QPS)")
 	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
 	quiet := flag.Bool("quiet", false, "print no line per sync (make compare measures the controller's CPU)")
+	var le election
+	flag.BoolVar(&le.on, "leader-elect", false, "run as one replica of several: sync only while holding the Lease")
+	flag.DurationVar(&le.lease, "leader-elect-lease-duration", 15*time.Second, "how long a lease lasts without renewal before another replica may take it")
+	flag.DurationVar(&le.renew, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading")
+	flag.DurationVar(&le.retry, "leader-elect-retry-period", 2*time.Second, "how often a replica tries to take or renew the lease")
+	flag.StringVar(&le.namespace, "leader-elect-resource-namespace", "kube-system", "namespace of the Lease")
+	flag.StringVar(&le.name, "leader-elect-resource-name", "reconcilekit-replicaset", "name of the Lease")
+	flag.StringVar(&le.identity, "leader-elect-identity", "", "this replica's holderIdentity (default: the host name and a random suffix)")
 	flag.Parse()
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
-	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, opts); err != nil {
+	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, opts controller.Options) error {
+// election is the leader election the flags ask for.
+type election struct {
+	on                        bool
+	lease, renew, retry       time.Duration
+	namespace, name, identity string
+}
+
+func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, le election, opts controller.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -100,5 +132,54 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 		}
 	}
 	fmt.Println("rscontroller: caches synced")
-	return ctrl.Run(ctx, workers)
+	if !le.on {
+		return ctrl.Run(ctx, workers)
+	}
+	return lead(ctx, client, le, func(ctx context.Context) error { return ctrl.Run(ctx, workers) })
+}
+
+// lead runs work while this replica holds the lease, until ctx ends (the
+// lease is then released) or the lease is lost (an error).
+func lead(ctx context.Context, client kubernetes.Interface, le election, work func(context.Context) error) error {
+	if le.identity == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return err
+		}
+		le.identity = host + "_" + rand.Text()[:8]
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: le.namespace, Name: le.name},
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: le.identity},
+	}
+	var workErr error
+	var working sync.WaitGroup
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   le.lease,
+		RenewDeadline:   le.renew,
+		RetryPeriod:     le.retry,
+		ReleaseOnCancel: true,
+		Name:            le.identity,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				fmt.Printf("rscontroller: %s leads (lease %s/%s)\n", le.identity, le.namespace, le.name)
+				working.Go(func() { workErr = work(ctx) })
+			},
+			OnStoppedLeading: func() {
+				fmt.Printf("rscontroller: %s stopped leading\n", le.identity)
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("rscontroller: %s waits for the lease %s/%s\n", le.identity, le.namespace, le.name)
+	elector.Run(ctx) // returns once ctx ends or the lease is lost, the lease released on the way
+	working.Wait()
+	if ctx.Err() == nil {
+		return fmt.Errorf("%s lost the lease %s/%s", le.identity, le.namespace, le.name)
+	}
+	return workErr
 }
