@@ -95,20 +95,6 @@ func writesAfter(evs []controlplane.AuditEvent, user string, from time.Time) (wr
 	return writes, creates
 }
 
-// podsCreated counts the pod creates of users that kube-apiserver
-// accepted, arrived at or after from.
-func podsCreated(evs []controlplane.AuditEvent, users []string, from time.Time) int {
-	n := 0
-	for _, e := range evs {
-		for _, u := range users {
-			if e.User == u && !e.Received.Before(from) && podCreated(e) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 func podCreated(e controlplane.AuditEvent) bool {
 	return e.Verb == "create" && e.Resource == "pods" && e.Subresource == "" && e.Code == 201
 }
