@@ -35,6 +35,10 @@ type claimer[T Object] struct {
 
 	checked  bool
 	checkErr error
+
+	// gate asks Config.Fence before each patch; after a refusal the claim
+	// stops.
+	gate fenceGate
 }
 
 // claimPods splits all (the owner's pods and the namespace's orphans, as
@@ -55,6 +59,8 @@ type claimer[T Object] struct {
 // An adoption or release that meets NotFound (the pod is gone), or a
 // release that meets Invalid (the pod was replaced or no longer refers to
 // the owner), is not an error. Every pod is visited; the errors are joined.
+// A patch the fence refuses is not made and the claim stops there: no
+// further pod is visited and the refusal is among the errors.
 func (cl *claimer[T]) claimPods(ctx context.Context, all []*corev1.Pod) (claim, error) {
 	var (
 		out  claim
@@ -86,6 +92,9 @@ func (cl *claimer[T]) claimPods(ctx context.Context, all []*corev1.Pod) (claim, 
 				// Kept out, not released: releasing requires an owner that
 				// is not going away.
 			default:
+				if err := cl.gate.allow("releasing pod " + PodKey(pod)); err != nil {
+					return out, errors.Join(append(errs, err)...)
+				}
 				if err := cl.release(ctx, pod); err != nil {
 					errs = append(errs, err)
 				} else {
@@ -102,6 +111,9 @@ func (cl *claimer[T]) claimPods(ctx context.Context, all []*corev1.Pod) (claim, 
 		}
 		if err := cl.canAdopt(ctx); err != nil {
 			continue // reported once, below
+		}
+		if err := cl.gate.allow("adopting pod " + PodKey(pod)); err != nil {
+			return out, errors.Join(append(errs, err)...)
 		}
 		adopted, err := cl.adopt(ctx, pod)
 		switch {

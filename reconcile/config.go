@@ -218,6 +218,24 @@ type Config[T Object] struct {
 	NameGenerator func(prefix string) string
 	// Hooks receives metrics-style notifications of the manage step.
 	Hooks Hooks
+	// Fence, when set, answers "may this replica still write?" (e.g. does
+	// it still hold its leader lease): Sync calls it immediately before
+	// each write — every adoption and release patch, every pod create and
+	// delete (see [Manager].Fence), and the status write — and a non-nil
+	// error refuses that write. The refused write is not made, and the sync
+	// makes no further write: a refusal in the claim step ends the sync
+	// there, one in the manage step skips the status write, and the
+	// creations and deletions not made are lowered in the expectations as
+	// failed ones. Sync then returns an error for which errors.Is(err,
+	// ErrFenced) and errors.Is(err, reason) hold (not [ErrTerminal]).
+	// Reads (the caches, Owners.GetLive) are never fenced. It is called
+	// from Sync's goroutines, concurrently when several workers sync, and
+	// once per write, so it must be safe for concurrent use and fast. The
+	// adapters' fencing package fills it from client-go's leader election.
+	// Nil never refuses: upstream's behaviour.
+	//
+	// Beyond upstream, which has no such check (docs/rules.md, R-13.1).
+	Fence func() error
 }
 
 // CacheVersions returns how far the informer caches a [Controller] reads

@@ -56,6 +56,7 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 			TrackCreations: cfg.TrackCreations,
 			NameGenerator:  cfg.NameGenerator,
 			Hooks:          cfg.Hooks,
+			Fence:          cfg.Fence,
 			requireNames:   true,
 		},
 		known: make(map[string]struct{}),

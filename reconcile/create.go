@@ -22,6 +22,7 @@ const (
 	namespaceTerminating
 	alreadyExisted // a retried name met AlreadyExists
 	createFailed   // includes a panicking call
+	createFenced   // refused by Manager.Fence: not made
 )
 
 // createResult is written by the goroutine of create i only; it is read
@@ -66,10 +67,11 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 
 	results := make([]createResult, n)
 	var panicked panics.Set
+	gate := fenceGate{fence: m.Fence, key: o.Key}
 	_, runErr := slowstart.Run(ctx, n, m.SlowStart, func(ctx context.Context, i int) (err error) {
 		r := &results[i]
 		r.state = createFailed // until the call returns normally
-		if !panicked.Call(i, func() { err = m.createOne(ctx, o, out.Names, i < out.Retried, i, r) }) {
+		if !panicked.Call(i, func() { err = m.createOne(ctx, o, out.Names, i < out.Retried, i, r, &gate) }) {
 			r.panicked = true
 			return errCreatePanicked
 		}
@@ -85,7 +87,7 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 	for i := range results {
 		r := &results[i]
 		switch r.state {
-		case notAttempted:
+		case notAttempted, createFenced:
 			out.Skipped++
 			failed = append(failed, i)
 			if i < out.Retried {
@@ -136,6 +138,10 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 	m.Hooks.created(o.Key, out)
 	m.Hooks.repanic(o.Key, &panicked)
 
+	if err := gate.refusal(); err != nil {
+		out.Fenced = out.Skipped // no create was made after the refusal
+		failures = append(failures, err)
+	}
 	switch {
 	case len(failures) == 1:
 		return out, failures[0]
@@ -148,8 +154,13 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 	return out, nil
 }
 
-// createOne makes create i and records its result in r.
-func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retried bool, i int, r *createResult) error {
+// createOne makes create i, unless the fence refuses it, and records its
+// result in r.
+func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retried bool, i int, r *createResult, gate *fenceGate) error {
+	if err := gate.allow("creating a pod"); err != nil {
+		r.state = createFenced
+		return err
+	}
 	name := ""
 	if names != nil {
 		name = names[i]

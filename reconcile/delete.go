@@ -38,10 +38,11 @@ func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*cor
 
 	errs := make([]error, len(doomed))
 	var panicked panics.Set
+	gate := fenceGate{fence: m.Fence, key: o.Key}
 	var wg sync.WaitGroup
 	for i, p := range doomed {
 		wg.Go(func() {
-			if !panicked.Call(i, func() { errs[i] = m.Pods.DeletePod(ctx, p) }) {
+			if !panicked.Call(i, func() { errs[i] = m.deleteOne(ctx, p, keys[i], &gate) }) {
 				errs[i] = errDeletePanicked
 			}
 		})
@@ -59,6 +60,8 @@ func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*cor
 		// call, so its key must not keep the owner waiting.
 		tracker.DeletionObserved(o.Key, keys[i])
 		switch {
+		case err == errDeleteFenced:
+			out.Fenced++
 		case apierrors.IsNotFound(err):
 			out.Gone = append(out.Gone, p)
 		default:
@@ -70,6 +73,9 @@ func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*cor
 	}
 	m.Hooks.deleted(o.Key, pods, out.Victims, opts.Now)
 	m.Hooks.repanic(o.Key, &panicked)
+	if err := gate.refusal(); err != nil {
+		failures = append(failures, err)
+	}
 	switch len(failures) {
 	case 0:
 		return out, nil
@@ -81,3 +87,15 @@ func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*cor
 
 // errDeletePanicked marks a delete whose PodControl call panicked.
 var errDeletePanicked = errors.New("reconcile: DeletePod panicked")
+
+// errDeleteFenced marks a delete the fence refused; the refusal itself is
+// the gate's, reported once.
+var errDeleteFenced = errors.New("reconcile: delete refused by the fence")
+
+// deleteOne deletes pod (key podKey), unless the fence refuses it.
+func (m *Manager) deleteOne(ctx context.Context, pod *corev1.Pod, podKey string, gate *fenceGate) error {
+	if gate.fence != nil && gate.allow("deleting pod "+podKey) != nil {
+		return errDeleteFenced
+	}
+	return m.Pods.DeletePod(ctx, pod)
+}

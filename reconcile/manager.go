@@ -93,6 +93,23 @@ type Manager struct {
 	// Hooks receives metrics-style notifications. The zero value calls
 	// nothing.
 	Hooks Hooks
+	// Fence, when set, answers "may this replica still write?": it is
+	// called immediately before each pod create and each pod delete (not
+	// once per batch), and a non-nil error refuses that call. The refused
+	// call is not made, no further create or delete of the ManageReplicas
+	// call is made (the fence is not asked again), the creations and
+	// deletions not made are lowered in the expectations exactly as failed
+	// ones (Outcome.Fenced counts them), and ManageReplicas returns an
+	// error for which errors.Is(err, ErrFenced) and errors.Is(err, reason)
+	// hold. Concurrent creates of a batch and concurrent deletes ask it one
+	// at a time. It must be safe for concurrent use by different owners'
+	// calls, and fast: it is called once per write (an adapter's fence
+	// reads a clock). A leader-election adapter fills it (the adapters'
+	// fencing package). Nil never refuses: upstream's behaviour.
+	//
+	// Beyond upstream, which has no such check (docs/rules.md, R-13.1): a
+	// replica paused past its lease makes no write once it resumes.
+	Fence func() error
 
 	once    sync.Once
 	private *expectations.Tracker

@@ -31,6 +31,13 @@ type Outcome struct {
 	// ctx ended between batches); each was lowered in the expectations.
 	// Upstream's "skipped" is CreateFailed + Skipped.
 	Skipped int
+	// Fenced counts the creates or deletes not made because Manager.Fence
+	// refused a write; each was lowered in the expectations. For creates
+	// it is every create not attempted after the refusal, in the refused
+	// batch and the later ones (they are also counted in Skipped); for
+	// deletes, the victims whose delete was refused (in neither Deleted,
+	// Gone nor DeleteFailed). Always 0 without a fence.
+	Fenced int
 	// Batches lists the sizes of the slow-start batches that ran, in order.
 	Batches []int
 	// Names holds the names of the new pods when TrackCreations is on

@@ -114,6 +114,10 @@ type SyncResult struct {
 // pods, the object WriteStatus returns under Config.Resource; releases and
 // deletes are not.
 //
+// With Config.Fence set, the fence is asked immediately before each write
+// (adoption, release, create, delete, status); its first refusal ends the
+// sync's writes and Sync returns an error wrapping [ErrFenced].
+//
 // Sync returns one error; errors.Is(err, ErrTerminal) says that retrying
 // cannot help. Two Syncs of the same key must not run at once (a
 // workqueue's guarantee); Syncs of different keys and events may.
@@ -177,7 +181,7 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	if err != nil {
 		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", key, err)
 	}
-	cl := claimer[T]{c: c, owner: obj, key: key, selector: selector}
+	cl := claimer[T]{c: c, owner: obj, key: key, selector: selector, gate: fenceGate{fence: c.cfg.Fence, key: key}}
 	claimed, err := cl.claimPods(ctx, pods)
 	res.Adopted, res.Released = claimed.adopted, claimed.released
 	if err != nil {
@@ -204,6 +208,13 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		templateLabels = o.Template.Labels
 	}
 	res.Counts = status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
+	if errors.Is(res.ManageErr, ErrFenced) {
+		// The manage step was fenced: no further write, not even the status.
+		return res, fmt.Errorf("reconcile: owner %s: %w", key, res.ManageErr)
+	}
+	if err := checkFence(c.cfg.Fence, key, "writing status"); err != nil {
+		return res, err
+	}
 	written, err := c.cfg.WriteStatus(ctx, obj, res)
 	if err != nil {
 		return res, fmt.Errorf("reconcile: owner %s: writing status: %w", key, err)
