@@ -15,7 +15,10 @@
 // random suffix). Its informers start and sync before it tries for the
 // lease, so that a replica that takes over syncs at once; the controller
 // runs only while it leads. It releases the lease on SIGTERM or SIGINT and
-// exits with status 1 when it loses the lease. -leader-elect is off by
+// exits with status 1 when it loses the lease. With -fence (the default) a
+// replica whose last successful renewal started a renew deadline ago sends
+// no write but the lease's (adapters/fencing: the fence closes before
+// another replica can take the lease). -leader-elect is off by
 // default here (unlike the example's, which is on with -kubeconfig): the
 // e2e tests run many of these on one cluster, each for its own namespace.
 package main
@@ -37,12 +40,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	"github.com/reconcilekit/reconcilekit/adapters/fencing"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 )
 
@@ -64,6 +69,7 @@ func main() {
 	flag.StringVar(&le.namespace, "leader-elect-resource-namespace", "kube-system", "namespace of the Lease")
 	flag.StringVar(&le.name, "leader-elect-resource-name", "reconcilekit-replicaset", "name of the Lease")
 	flag.StringVar(&le.identity, "leader-elect-identity", "", "this replica's holderIdentity (default: the host name and a random suffix)")
+	flag.BoolVar(&le.fence, "fence", true, "with -leader-elect: refuse every write (but the lease's) once the last successful renewal started a renew deadline ago (adapters/fencing, before the wire)")
 	flag.Parse()
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
 	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, opts); err != nil {
@@ -74,7 +80,7 @@ func main() {
 
 // election is the leader election the flags ask for.
 type election struct {
-	on                        bool
+	on, fence                 bool
 	lease, renew, retry       time.Duration
 	namespace, name, identity string
 }
@@ -91,6 +97,20 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 	// caches without managedFields (below).
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
 	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	var lock resourcelock.Interface
+	if le.on {
+		// The lease has a client of its own, which the fence never refuses.
+		leaseClient, err := kubernetes.NewForConfig(rest.CopyConfig(rc))
+		if err != nil {
+			return err
+		}
+		if lock, err = newLock(leaseClient, &le); err != nil {
+			return err
+		}
+		if f, ok := lock.(*fencing.Lock); ok {
+			rc.Wrap(fencing.WrapTransport(f.Fence))
+		}
+	}
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -135,24 +155,33 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 	if !le.on {
 		return ctrl.Run(ctx, workers)
 	}
-	return lead(ctx, client, le, func(ctx context.Context) error { return ctrl.Run(ctx, workers) })
+	return lead(ctx, lock, le, func(ctx context.Context) error { return ctrl.Run(ctx, workers) })
 }
 
-// lead runs work while this replica holds the lease, until ctx ends (the
-// lease is then released) or the lease is lost (an error).
-func lead(ctx context.Context, client kubernetes.Interface, le election, work func(context.Context) error) error {
+// newLock is the Lease lock of le (its identity set when empty), wrapped by
+// a fencing.Lock with -fence.
+func newLock(client kubernetes.Interface, le *election) (resourcelock.Interface, error) {
 	if le.identity == "" {
 		host, err := os.Hostname()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		le.identity = host + "_" + rand.Text()[:8]
 	}
-	lock := &resourcelock.LeaseLock{
+	lease := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: le.namespace, Name: le.name},
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: le.identity},
 	}
+	if !le.fence {
+		return lease, nil
+	}
+	return fencing.NewLock(lease, fencing.Options{LeaseDuration: le.lease, RenewDeadline: le.renew})
+}
+
+// lead runs work while this replica holds the lease, until ctx ends (the
+// lease is then released) or the lease is lost (an error).
+func lead(ctx context.Context, lock resourcelock.Interface, le election, work func(context.Context) error) error {
 	var workErr error
 	var working sync.WaitGroup
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
