@@ -155,7 +155,9 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 	if !le.on {
 		return ctrl.Run(ctx, workers)
 	}
-	return lead(ctx, lock, le, func(ctx context.Context) error { return ctrl.Run(ctx, workers) })
+	err = lead(ctx, lock, le, func(ctx context.Context) error { return ctrl.Run(ctx, workers) })
+	stop() // a lost lease leaves ctx running: the informers stop with it, before their factory's Shutdown
+	return err
 }
 
 // newLock is the Lease lock of le (its identity set when empty), wrapped by
