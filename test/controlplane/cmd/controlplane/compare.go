@@ -40,6 +40,7 @@ type contender struct {
 	name    string
 	program program
 	args    []string // extra flags
+	haOnly  bool     // runs only with the high-availability faults (two replicas)
 }
 
 // kind is the kind of owner the contender reconciles.
@@ -57,6 +58,8 @@ var contenders = []contender{
 	{name: "reconcilekit, defaults", program: clientGoRS, args: []string{"-exact=false"}},
 	{name: "reconcilekit, TrackCreations + EvidenceFirst", program: clientGoRS, args: []string{"-exact=true"}},
 	{name: "reconcilekit PodSet (controller-runtime), defaults", program: podSetCR, args: []string{"-exact=false"}},
+	// Only with the high-availability faults: what the fence buys.
+	{name: "reconcilekit, defaults, no fence", program: clientGoRS, args: []string{"-exact=false", "-fence=false"}, haOnly: true},
 }
 
 // defaultContenders are the indices run without -contenders: for one
@@ -139,11 +142,11 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 0, "give up on a phase that has not converged by then (default 5m, or 40 ms per pod of -owners × -pods when longer)")
 	fs.DurationVar(&c.lag, "lag", 5*time.Minute+30*time.Second, "-fault informer-lag: how long the controller's pod watch is delayed during the scale-up")
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
-	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only); and, with each contender as two replicas behind a Lease (lease 15s, renew 10s, retry 2s), each its own user behind its own proxy, on the 0 → -pods scale-up alone: leader-kill (SIGKILL to the leader -fault-after into the scale-up), leader-pause (SIGSTOP to the leader -fault-after in; SIGCONT once the other replica holds the lease and the ReplicaSet converged, at the earliest -resume-after after the SIGSTOP), rolling-restart (SIGTERM to the leader -fault-after in); contenders 0–3, -owners 1 only")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only); and, with each contender as two replicas behind a Lease (lease 15s, renew 10s, retry 2s), each its own user behind its own proxy, on the 0 → -pods scale-up alone: leader-kill (SIGKILL to the leader -fault-after into the scale-up), leader-pause (SIGSTOP to the leader -fault-after in; SIGCONT once the other replica holds the lease and the ReplicaSet converged, at the earliest -resume-after after the SIGSTOP), rolling-restart (SIGTERM to the leader -fault-after in); contenders 0–3 and 5, -owners 1 only")
 	fs.DurationVar(&c.faultAfter, "fault-after", 3*time.Second, "-fault leader-kill, leader-pause, rolling-restart: when, after the scale-up began, the leader is stopped")
 	fs.DurationVar(&c.resumeAfter, "resume-after", haLease+10*time.Second, "-fault leader-pause: the shortest pause of the leader (it is resumed once the other replica leads and the ReplicaSet converged, and no earlier than this)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
-	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–4; default 0–3 with -owners 1, 0,2,4 with more)")
+	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–5; default 0–3 with -owners 1, 0,2,4 with more, 0,2,5 with the high-availability faults; 5 only with those)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: controlplane compare [flags]\n\nContenders:\n")
@@ -191,7 +194,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	_, ha := haFaults[c.fault]
 	var chosen []contender
 	if *only == "" && ha {
-		chosen = []contender{contenders[0], contenders[2]}
+		chosen = []contender{contenders[0], contenders[2], contenders[5]}
 	} else if *only == "" {
 		for _, i := range defaultContenders(c.fleet()) {
 			chosen = append(chosen, contenders[i])
@@ -204,6 +207,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 			}
 			if ha && contenders[i].program == podSetCR {
 				return fmt.Errorf("controlplane: compare: -fault %s: contender %d (%s) has no leader election here", c.fault, i, contenders[i].name)
+			}
+			if !ha && contenders[i].haOnly {
+				return fmt.Errorf("controlplane: compare: contender %d (%s) runs only with -fault leader-kill, leader-pause or rolling-restart", i, contenders[i].name)
 			}
 			chosen = append(chosen, contenders[i])
 		}
