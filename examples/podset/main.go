@@ -5,6 +5,14 @@
 //	kubectl apply -f config/crd/demo.reconcilekit.dev_podsets.yaml
 //	go run ./podset
 //	kubectl apply -f config/samples/podset.yaml
+//
+// Leader election is on by default, with kube-controller-manager's flag
+// names and defaults (-leader-elect, -leader-elect-lease-duration=15s,
+// -leader-elect-renew-deadline=10s, -leader-elect-retry-period=2s, the Lease
+// kube-system/reconcilekit-podset): the manager's LeaderElection options,
+// with the Lease lock fenced (adapters/fencing), so that a replica that may
+// have lost the Lease writes nothing, and released on SIGTERM. A lost Lease
+// ends the process with exit code 1.
 package main
 
 import (
@@ -19,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/examples/election"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
@@ -30,11 +39,18 @@ func main() {
 	qps := flag.Float64("qps", 0, "client-side QPS limit to the API server (0: controller-runtime's default, no client-side limit)")
 	burst := flag.Int("burst", 0, "client-side burst, with -qps")
 	workers := flag.Int("workers", ctrlruntime.DefaultWorkers, "concurrent syncs")
+	var le election.Flags
+	le.AddFlags(flag.CommandLine, "reconcilekit-podset")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("podset")
+	// On by default: the PodSet controller always runs against a real cluster.
+	if err := le.Resolve(true); err != nil {
+		log.Error(err, "flags")
+		os.Exit(2)
+	}
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -56,11 +72,30 @@ func main() {
 		rc.QPS = float32(*qps)
 		rc.Burst = *burst
 	}
-	mgr, err := ctrl.NewManager(rc, ctrl.Options{
+	mopts := ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: *metricsAddr},
 		Cache:   cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
-	})
+	}
+	var fence func() error
+	if le.Enabled {
+		// Before the manager is built: its clients get the fenced transport.
+		lock, err := le.Fence(rc)
+		if err != nil {
+			log.Error(err, "leader election")
+			os.Exit(1)
+		}
+		fence = lock.Fence
+		mopts.LeaderElection = true
+		mopts.LeaderElectionID = le.Name
+		mopts.LeaderElectionNamespace = le.Namespace
+		mopts.LeaderElectionResourceLockInterface = lock
+		mopts.LeaderElectionReleaseOnCancel = true
+		mopts.LeaseDuration = &le.LeaseDuration
+		mopts.RenewDeadline = &le.RenewDeadline
+		mopts.RetryPeriod = &le.RetryPeriod
+	}
+	mgr, err := ctrl.NewManager(rc, mopts)
 	if err != nil {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
@@ -68,6 +103,7 @@ func main() {
 	ropts := controller.Options{
 		Recorder: mgr.GetEventRecorder("podset-controller"),
 		Workers:  *workers,
+		Fence:    fence,
 	}
 	if *exact {
 		// SetupWithManager feeds EvidenceFirst the pod cache's version.
@@ -78,7 +114,20 @@ func main() {
 		log.Error(err, "setting up the controller")
 		os.Exit(1)
 	}
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	ctx := ctrl.SetupSignalHandler()
+	if le.Enabled {
+		lease := le.Namespace + "/" + le.Name
+		log.Info("leader election: waiting for the lease", "lease", lease, "identity", le.Identity)
+		go func() {
+			select {
+			case <-mgr.Elected():
+				log.Info("leader election: became leader", "lease", lease, "identity", le.Identity)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	if err := mgr.Start(ctx); err != nil {
+		// "leader election lost" when the Lease was lost while leading.
 		log.Error(err, "running the manager")
 		os.Exit(1)
 	}

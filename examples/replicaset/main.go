@@ -9,7 +9,13 @@
 // With -kubeconfig the same controller and the same scenario run against a
 // real cluster. That cluster's kube-controller-manager must run with
 // --controllers=*,-replicaset-controller, or the two controllers fight over
-// the demo's pods.
+// the demo's pods. Against a real cluster leader election is on by default,
+// with kube-controller-manager's flags (-leader-elect,
+// -leader-elect-lease-duration, …; package examples/election): only the
+// replica holding the Lease works, a replica that may have lost it writes
+// nothing (fencing), SIGTERM releases the Lease and a lost Lease exits 1.
+// -scenario=false runs the controller alone, until SIGTERM, as a deployment
+// does.
 //
 // Run "replicaset -h" for the flags.
 package main
@@ -21,6 +27,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +36,8 @@ import (
 	"k8s.io/klog/v2"
 
 	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
+	"github.com/reconcilekit/reconcilekit/adapters/fencing"
+	"github.com/reconcilekit/reconcilekit/examples/election"
 )
 
 // config is everything the flags set.
@@ -48,6 +58,9 @@ type config struct {
 	readyDelay time.Duration
 	faults     cluster.Faults
 	verbosity  string
+	scenario   bool
+	election   election.Flags
+	fence      func() error // the leader-election fence; nil without
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -62,7 +75,10 @@ an in-process cluster (fake API server + simulated kubelet) and a scripted
 scenario: scale 0 → -replicas, delete -disrupt pods behind the controller's
 back and add one orphan pod, scale down to -final; then it prints a summary.
 With -kubeconfig the same scenario runs against a real cluster whose
-kube-controller-manager runs with --controllers=*,-replicaset-controller.
+kube-controller-manager runs with --controllers=*,-replicaset-controller,
+with leader election on by default (kube-controller-manager's -leader-elect
+flags: only the replica holding the Lease works, SIGTERM releases it, a lost
+Lease exits 1); -scenario=false runs the controller alone until SIGTERM.
 
 Flags:
 `)
@@ -86,8 +102,25 @@ Flags:
 	fs.Float64Var(&c.faults.CreatePodLost, "lost-create-fault", 0.005, "in-process cluster: fraction of pod creates that succeed but answer with a timeout")
 	fs.Float64Var(&c.faults.DeletePod, "delete-fault", 0.01, "in-process cluster: fraction of pod deletes that fail with 500")
 	fs.Float64Var(&c.faults.UpdateStatus, "status-fault", 0.01, "in-process cluster: fraction of ReplicaSet status updates that fail with 500")
+	fs.BoolVar(&c.scenario, "scenario", true, "run the scripted scenario; false: run only the controller, on every namespace unless -namespace is given explicitly, until SIGTERM or SIGINT (needs -kubeconfig)")
+	c.election.AddFlags(fs, "reconcilekit-replicaset")
 	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity of client-go's log (stderr); the controller itself does not log (its syncs are the progress lines)")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	namespaceSet := false
+	fs.Visit(func(f *flag.Flag) { namespaceSet = namespaceSet || f.Name == "namespace" })
+	if !c.scenario && !namespaceSet {
+		c.namespace = "" // a deployment watches every namespace
+	}
+	switch {
+	case c.kubeconfig == "" && c.election.Explicit() && c.election.Enabled:
+		return c, errors.New("-leader-elect needs -kubeconfig: the in-process demo runs one replica")
+	case c.kubeconfig == "" && !c.scenario:
+		return c, errors.New("-scenario=false needs -kubeconfig")
+	}
+	// On by default against a real cluster, as kube-controller-manager.
+	if err := c.election.Resolve(c.kubeconfig != ""); err != nil {
 		return c, err
 	}
 	switch {
@@ -121,7 +154,8 @@ func main() {
 	}
 	defer klog.Flush()
 
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+	// SIGTERM cancels: the scenario stops, the Lease is released.
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer cancel()
 	if err := run(ctx, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "replicaset:", err)
@@ -130,14 +164,25 @@ func main() {
 	}
 }
 
-// run builds the clientset (in-process or real) and runs the scenario.
+// run builds the clientset (in-process or real) and runs the scenario, or
+// the controller alone; with leader election, only while leading.
 func run(ctx context.Context, cfg config, out io.Writer) error {
 	if cfg.kubeconfig == "" {
+		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
 		return runInProcess(ctx, cfg, out)
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 	if err != nil {
 		return err
+	}
+	var lock *fencing.Lock
+	if cfg.election.Enabled {
+		// Before the controller's clientset is built: it gets the fenced
+		// transport.
+		if lock, err = cfg.election.Fence(rc); err != nil {
+			return err
+		}
 	}
 	// 1000 pods; client-go's defaults (QPS 5, burst 10) would take minutes.
 	rc.QPS = 100
@@ -150,8 +195,20 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "reconcilekit ReplicaSet demo on %s (namespace %s)\n", rc.Host, cfg.namespace)
-	return scenario(ctx, cfg, client, nil, out)
+	lead := func(ctx context.Context) error {
+		if !cfg.scenario {
+			return serve(ctx, cfg, client, out)
+		}
+		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+		fmt.Fprintf(out, "reconcilekit ReplicaSet demo on %s (namespace %s)\n", rc.Host, cfg.namespace)
+		return scenario(ctx, cfg, client, nil, out)
+	}
+	if lock == nil {
+		return lead(ctx)
+	}
+	cfg.fence = lock.Fence
+	return cfg.election.Run(ctx, lock, lead)
 }
 
 func runInProcess(ctx context.Context, cfg config, out io.Writer) error {

@@ -66,6 +66,57 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+// Leader election: kube-controller-manager's flags and defaults; off in the
+// in-process demo, on against a real cluster unless -leader-elect=false.
+func TestLeaderElectionFlags(t *testing.T) {
+	cfg, err := parseFlags(nil, io.Discard)
+	require.NoError(t, err)
+	assert.False(t, cfg.election.Enabled, "the in-process demo runs without leader election")
+
+	cfg, err = parseFlags([]string{"-kubeconfig=/dev/null"}, io.Discard)
+	require.NoError(t, err)
+	le := cfg.election
+	assert.True(t, le.Enabled, "on by default against a real cluster")
+	assert.Equal(t, 15*time.Second, le.LeaseDuration)
+	assert.Equal(t, 10*time.Second, le.RenewDeadline)
+	assert.Equal(t, 2*time.Second, le.RetryPeriod)
+	assert.Equal(t, "kube-system", le.Namespace)
+	assert.Equal(t, "reconcilekit-replicaset", le.Name)
+	assert.Contains(t, le.Identity, "_", "hostname + \"_\" + a unique suffix")
+	assert.True(t, cfg.scenario)
+	assert.Equal(t, "default", cfg.namespace)
+
+	cfg, err = parseFlags([]string{"-kubeconfig=/dev/null", "-leader-elect=false"}, io.Discard)
+	require.NoError(t, err)
+	assert.False(t, cfg.election.Enabled)
+
+	cfg, err = parseFlags([]string{"-kubeconfig=/dev/null", "-scenario=false", "-leader-elect-identity=r1",
+		"-leader-elect-lease-duration=4s", "-leader-elect-renew-deadline=3s", "-leader-elect-retry-period=500ms",
+		"-leader-elect-resource-namespace=default", "-leader-elect-resource-name=x"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "r1", cfg.election.Identity)
+	assert.Equal(t, 4*time.Second, cfg.election.LeaseDuration)
+	assert.Equal(t, "x", cfg.election.Name)
+	assert.Empty(t, cfg.namespace, "a deployment watches every namespace")
+
+	for _, bad := range [][]string{
+		{"-leader-elect"},   // in-process
+		{"-scenario=false"}, // in-process
+		{"-kubeconfig=/dev/null", "-leader-elect-renew-deadline=20s"},
+	} {
+		_, err := parseFlags(bad, io.Discard)
+		assert.Error(t, err, "%v", bad)
+	}
+
+	var help bytes.Buffer
+	_, err = parseFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	for _, f := range []string{"-leader-elect\n", "-leader-elect-lease-duration", "-leader-elect-renew-deadline",
+		"-leader-elect-retry-period", "-leader-elect-resource-namespace", "-leader-elect-resource-name", "-leader-elect-identity", "-scenario"} {
+		assert.Contains(t, help.String(), f)
+	}
+}
+
 // The not-converged message prints counts, never pointers.
 func TestDescribePrintsNoPointers(t *testing.T) {
 	three := int32(3)

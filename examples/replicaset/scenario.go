@@ -60,6 +60,7 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 		Recorder:               recorder,
 		Exact:                  cfg.exact,
 		DisableConsistencyGate: !cfg.gate,
+		Fence:                  cfg.fence,
 		OnSync:                 prog.onSync,
 	})
 	if err != nil {

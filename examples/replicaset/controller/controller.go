@@ -43,6 +43,11 @@ type Options struct {
 	// RateLimiter paces retries of failed syncs; nil means client-go's
 	// default controller rate limiter.
 	RateLimiter workqueue.TypedRateLimiter[string]
+	// Fence, if set, is asked before each of the controller's writes
+	// (reconcile.Config.Fence): with leader election, the fenced lock's
+	// Fence (package examples/election), so that a replica that may have
+	// lost its lease writes nothing. Nil never refuses.
+	Fence func() error
 	// OnSync, if set, is called after every sync (from the worker
 	// goroutine, so it must be quick), with what the sync saw and did.
 	OnSync func(Report)
@@ -121,6 +126,7 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 		}
 		return updated, err
 	}
+	cfg.Fence = opts.Fence
 	cfg.BurstReplicas = opts.BurstReplicas
 	cfg.Expectations.TTL = opts.ExpectationsTTL
 	cfg.TrackCreations = opts.Exact
