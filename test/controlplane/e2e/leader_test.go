@@ -197,7 +197,7 @@ func TestReplicaSetLeaderElection(t *testing.T) {
 func (e *haEnv) waitWaiting(p *proc) {
 	e.t.Helper()
 	waitFor(e.t, e.ctx, time.Minute, p.name+" waiting for the lease", func(context.Context) (bool, string, error) {
-		return p.count("waits for the lease") > 0, "", nil
+		return p.count("leader election: waiting for the lease") > 0, "", nil
 	})
 }
 
