@@ -11,6 +11,11 @@
 // errors.Is(err, [ErrTerminal]). The adapters module does this for client-go
 // and controller-runtime.
 //
+// Running several replicas behind a leader lease, set Config.Fence: a replica
+// that may have lost its lease then makes no further write, and its syncs fail
+// with errors.Is(err, [ErrFenced]) (beyond upstream; the adapters' fencing
+// package fills it from client-go's leader election).
+//
 // Zero-value options follow upstream v1.37 (rules R-9.x to R-12.x of the
 // repository's docs/rules.md); docs/design/reconcile.md has the longer notes.
 package reconcile

@@ -215,3 +215,12 @@ func TestFenceProperty(t *testing.T) {
 		}
 	})
 }
+
+// The refusal names the owner once and says which write it stopped.
+func TestFenceErrorMessage(t *testing.T) {
+	f := &recFence{k: 0}
+	c := newRecController(t, newRecOwners(recRS(2)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Fence = f.fence })
+	_, err := c.Sync(context.Background(), "default/web")
+	require.Error(t, err)
+	assert.Equal(t, "reconcile: owner default/web: fenced before creating a pod, no further write made: lease lost", err.Error())
+}

@@ -209,8 +209,9 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	}
 	res.Counts = status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
 	if errors.Is(res.ManageErr, ErrFenced) {
-		// The manage step was fenced: no further write, not even the status.
-		return res, fmt.Errorf("reconcile: owner %s: %w", key, res.ManageErr)
+		// The manage step was fenced: no further write, not even the
+		// status. Its error already names the owner.
+		return res, res.ManageErr
 	}
 	if err := checkFence(c.cfg.Fence, key, "writing status"); err != nil {
 		return res, err

@@ -10,8 +10,9 @@
 // names and defaults (-leader-elect, -leader-elect-lease-duration=15s,
 // -leader-elect-renew-deadline=10s, -leader-elect-retry-period=2s, the Lease
 // kube-system/reconcilekit-podset): the manager's LeaderElection options,
-// with the Lease lock fenced (adapters/fencing), so that a replica that may
-// have lost the Lease writes nothing, and released on SIGTERM. A lost Lease
+// with the Lease lock fenced (adapters/fencing) and the manager's transport
+// guarded by the fence (fencing.WrapTransport), so that a replica that may
+// have lost the Lease sends no write, and released on SIGTERM. A lost Lease
 // ends the process with exit code 1.
 package main
 
@@ -77,7 +78,6 @@ func main() {
 		Metrics: metricsserver.Options{BindAddress: *metricsAddr},
 		Cache:   cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
 	}
-	var fence func() error
 	if le.Enabled {
 		// Before the manager is built: its clients get the fenced transport.
 		lock, err := le.Fence(rc)
@@ -85,7 +85,6 @@ func main() {
 			log.Error(err, "leader election")
 			os.Exit(1)
 		}
-		fence = lock.Fence
 		mopts.LeaderElection = true
 		mopts.LeaderElectionID = le.Name
 		mopts.LeaderElectionNamespace = le.Namespace
@@ -103,7 +102,6 @@ func main() {
 	ropts := controller.Options{
 		Recorder: mgr.GetEventRecorder("podset-controller"),
 		Workers:  *workers,
-		Fence:    fence,
 	}
 	if *exact {
 		// SetupWithManager feeds EvidenceFirst the pod cache's version.

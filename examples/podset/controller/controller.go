@@ -29,7 +29,6 @@ type Options struct {
 	Clock          reconcile.Clock         // nil: real time
 	CacheVersions  reconcile.CacheVersions // the informers' versions: read-your-own-writes (SetupWithManager sets them)
 	Workers        int                     // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
-	Fence          func() error            // leader election's fence (adapters/fencing); nil: never fenced
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -66,7 +65,6 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	cfg.TrackCreations = opts.TrackCreations
 	cfg.Clock = opts.Clock
 	cfg.CacheVersions = opts.CacheVersions
-	cfg.Fence = opts.Fence
 	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
 		replicas := int32(1)
 		if ps.Spec.Replicas != nil {

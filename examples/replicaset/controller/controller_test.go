@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 var modes = []struct {
@@ -243,4 +245,38 @@ func (e *env) sawResolution(r expectations.Resolution) bool {
 		}
 	}
 	return false
+}
+
+// while the fence refuses, the controller writes nothing (no pod,
+// no status) and its syncs fail with reconcile.ErrFenced; once it allows
+// again, the controller converges.
+func TestFencedWritesNothing(t *testing.T) {
+	var open atomic.Bool
+	errLost := errors.New("lease lost")
+	e := newEnv(t, envOptions{exact: true, seed: 3, fence: func() error {
+		if open.Load() {
+			return nil
+		}
+		return errLost
+	}})
+	rs := e.createRS("web", 10)
+	ok := pollUntil(t, 30*time.Second, func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for _, r := range e.reports {
+			if errors.Is(r.Err, reconcile.ErrFenced) && errors.Is(r.Err, errLost) {
+				return true
+			}
+		}
+		return false
+	})
+	require.True(t, ok, "no fenced sync reported")
+	active, _ := e.owned(rs)
+	assert.Empty(t, active, "no pod created while fenced")
+	cur, err := e.cl.Clientset.AppsV1().ReplicaSets(ns).Get(t.Context(), "web", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, cur.Status.ObservedGeneration, "no status written while fenced")
+
+	open.Store(true)
+	e.awaitConverged(rs, 10)
 }

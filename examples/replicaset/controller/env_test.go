@@ -46,6 +46,7 @@ type envOptions struct {
 	exact  bool
 	faults cluster.Faults
 	seed   uint64
+	fence  func() error
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -68,6 +69,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	ctrl, err := controller.New(client, rsInf, podInf, controller.Options{
 		Recorder: recorder,
 		Exact:    o.exact,
+		Fence:    o.fence,
 		// Fast retries keep fault tests short; the policy is the default's shape.
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 50*time.Millisecond),
 		OnSync: func(r controller.Report) {
