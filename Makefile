@@ -163,7 +163,8 @@ e2e-test: ## test/controlplane's tests and the examples' e2e scenarios on a real
 		echo "go test -race (test/controlplane, real control plane)" && \
 		$(GO) test -race -count=1 -timeout $(E2E_TIMEOUT) ./...
 
-# COMPARE_ARGS, e.g. -runs 5, -pods 10000, -owners 1000 -pods 10, -contenders 0,2,4, -fault lost-event -parallel 4; see
+# COMPARE_ARGS, e.g. -runs 5, -pods 10000, -owners 1000 -pods 10, -contenders 0,2,4, -fault lost-event -parallel 4,
+# -fault leader-kill | leader-pause | rolling-restart (two replicas per contender behind a Lease); see
 # `go run ./cmd/controlplane compare -h` in test/controlplane.
 COMPARE_ARGS ?=
 compare: ## upstream's ReplicaSet controller against the examples' on real control planes (long)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,4 +79,37 @@ func TestCountAudit(t *testing.T) {
 func TestAuditPolicyForListsEveryUser(t *testing.T) {
 	policy := auditPolicyFor([]string{ControllerUser, "replica-a"})
 	assert.Contains(t, policy, `users: ["controller-under-test", "replica-a"]`)
+}
+
+func TestReadAuditEvents(t *testing.T) {
+	log := strings.Join([]string{
+		`{"auditID":"a","stage":"ResponseComplete","verb":"update","user":{"username":"kcm-a"},` +
+			`"objectRef":{"resource":"leases","namespace":"kube-system","name":"kube-controller-manager","apiGroup":"coordination.k8s.io"},` +
+			`"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-11-26T10:00:00.100000Z","stageTimestamp":"2026-11-26T10:00:00.105000Z"}` + "\n",
+		// Not complete yet: left out.
+		`{"auditID":"w","stage":"ResponseStarted","verb":"watch","user":{"username":"kcm-a"},"objectRef":{"resource":"pods"},` +
+			`"requestReceivedTimestamp":"2026-11-26T10:00:00.200000Z","stageTimestamp":"2026-11-26T10:00:00.201000Z"}` + "\n",
+		// Another user than the audited ones: left out.
+		`{"auditID":"x","stage":"ResponseComplete","verb":"create","user":{"username":"admin"},"objectRef":{"resource":"pods"},` +
+			`"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-11-26T10:00:00.300000Z","stageTimestamp":"2026-11-26T10:00:00.301000Z"}` + "\n",
+		`{"auditID":"b","stage":"ResponseComplete","verb":"create","user":{"username":"kcm-b"},` +
+			`"objectRef":{"resource":"pods","namespace":"compare"},` +
+			`"responseStatus":{"code":201},"requestReceivedTimestamp":"2026-11-26T10:00:01.5Z","stageTimestamp":"2026-11-26T10:00:01.6Z"}` + "\n",
+		`{"stage":"ResponseComplete","verb":"cre`, // a line kube-apiserver is still writing
+	}, "")
+	got, err := readAuditEvents(strings.NewReader(log), []string{"kcm-a", "kcm-b"})
+	require.NoError(t, err)
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		require.NoError(t, err)
+		return v
+	}
+	assert.Equal(t, []AuditEvent{
+		{User: "kcm-a", Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system",
+			Name: "kube-controller-manager", Code: 200, Received: at("2026-11-26T10:00:00.1Z"), Completed: at("2026-11-26T10:00:00.105Z")},
+		{User: "kcm-b", Verb: "create", Resource: "pods", Namespace: "compare", Code: 201,
+			Received: at("2026-11-26T10:00:01.5Z"), Completed: at("2026-11-26T10:00:01.6Z")},
+	}, got)
+	assert.False(t, got[0].Write(), "a Lease update is not a write to what the controller owns")
+	assert.True(t, got[1].Write())
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -608,7 +609,10 @@ func (cp *ControlPlane) StartProcess(name, path string, args ...string) (pid int
 // it races no other process for one) and talks to the API server through
 // kubeconfig (for example a [ControlPlane.FaultProxy]'s for
 // [ControllerUser]), with extra flags appended (--kube-api-qps,
-// --concurrent-replicaset-syncs, --feature-gates, …). Start the instance
+// --concurrent-replicaset-syncs, --feature-gates, …; --leader-elect=true
+// and the --leader-elect-* flags run it as one replica of several behind the
+// Lease kube-system/kube-controller-manager, the last flag winning over
+// the --leader-elect=false it gets by default). Start the instance
 // with Options.Controllers leaving replicaset-controller out (the default)
 // so that it owns ReplicaSets alone. It is a process of the instance, as
 // with [ControlPlane.StartProcess].
@@ -716,6 +720,40 @@ func (cp *ControlPlane) halt(name string, kill bool) error {
 		fmt.Fprintf(cp.logw, "controlplane: stopped %s\n", name)
 	}
 	return nil
+}
+
+// Signal sends sig to the running process name (a component, or a process
+// of [ControlPlane.StartProcess] or [ControlPlane.StartReplicaSetController])
+// by its pid, and does not wait: SIGSTOP and SIGCONT to pause and resume a
+// controller replica, SIGTERM for a graceful stop, SIGKILL for a crash
+// ([ControlPlane.KillComponent] also waits for the process to be reaped).
+// [ControlPlane.Stop] resumes a stopped process before stopping it. It
+// fails for a name never started and for a process that has exited.
+func (cp *ControlPlane) Signal(name string, sig syscall.Signal) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	p := cp.find(name)
+	if p == nil {
+		return fmt.Errorf("controlplane: Signal: %s was not started", name)
+	}
+	if !p.running() {
+		return fmt.Errorf("controlplane: Signal: %s has exited", name)
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("controlplane: Signal: %s: %w", name, err)
+	}
+	fmt.Fprintf(cp.logw, "controlplane: sent %v to %s (pid %d)\n", sig, name, p.cmd.Process.Pid)
+	return nil
+}
+
+// Running reports whether the process name (a component or a process of
+// [ControlPlane.StartProcess]) was started and has not exited; a process
+// stopped by SIGSTOP is running.
+func (cp *ControlPlane) Running(name string) bool {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	p := cp.find(name)
+	return p != nil && p.running()
 }
 
 // StartComponent starts a component stopped by StopComponent or KillComponent again and waits

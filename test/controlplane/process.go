@@ -85,13 +85,15 @@ func (p *process) exited() error {
 	}
 }
 
-// stop sends SIGTERM, waits up to grace for the process to exit, then sends
-// SIGKILL and waits for it to be reaped. It is a no-op for a process that is
-// not running.
+// stop sends SIGCONT (a process stopped by SIGSTOP would otherwise sit on
+// its SIGTERM for the whole grace period), then SIGTERM, waits up to grace
+// for the process to exit, then sends SIGKILL and waits for it to be
+// reaped. It is a no-op for a process that is not running.
 func (p *process) stop(grace time.Duration) {
 	if !p.running() {
 		return
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -104,12 +106,13 @@ func (p *process) stop(grace time.Duration) {
 	<-p.done
 }
 
-// kill sends SIGKILL and waits for the process to be reaped; a no-op for a
-// process that is not running.
+// kill sends SIGCONT, then SIGKILL, and waits for the process to be
+// reaped; a no-op for a process that is not running.
 func (p *process) kill() {
 	if !p.running() {
 		return
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	_ = p.cmd.Process.Kill()
 	<-p.done
 }

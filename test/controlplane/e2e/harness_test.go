@@ -135,7 +135,7 @@ func startControlPlane(ctx context.Context) (*controlplane.ControlPlane, error) 
 	defer cancel()
 	starting.Add(1)
 	defer starting.Done()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Nodes: 5, AuditWrites: true, Users: rbacUsers(), ExtraArgs: map[string][]string{
+	cp, err := controlplane.Start(ctx, controlplane.Options{Nodes: 5, AuditWrites: true, Users: append(rbacUsers(), haUsers...), ExtraArgs: map[string][]string{
 		// kwok refreshes its nodes' heartbeats about every 30 s; on a busy
 		// machine one can come later than upstream's 50 s grace period, and
 		// the node lifecycle controller then marks every pod of the node

@@ -40,6 +40,7 @@ type contender struct {
 	name    string
 	program program
 	args    []string // extra flags
+	haOnly  bool     // runs only with the high-availability faults (two replicas)
 }
 
 // kind is the kind of owner the contender reconciles.
@@ -57,6 +58,8 @@ var contenders = []contender{
 	{name: "reconcilekit, defaults", program: clientGoRS, args: []string{"-exact=false"}},
 	{name: "reconcilekit, TrackCreations + EvidenceFirst", program: clientGoRS, args: []string{"-exact=true"}},
 	{name: "reconcilekit PodSet (controller-runtime), defaults", program: podSetCR, args: []string{"-exact=false"}},
+	// Only with the high-availability faults: what the fence buys.
+	{name: "reconcilekit, defaults, no fence", program: clientGoRS, args: []string{"-exact=false", "-fence=false"}, haOnly: true},
 }
 
 // defaultContenders are the indices run without -contenders: for one
@@ -80,18 +83,19 @@ const (
 // compareConfig is what every run of every contender shares.
 type compareConfig struct {
 	workload
-	runs, parallel         int
-	qps                    float64
-	burst, workers         int
-	phaseTimeout           time.Duration
-	fault                  string
-	lag, touch, touchEvery time.Duration
-	rsBin, podSetBin       string
-	podSetCRD              string
-	podSetFlags            map[string]bool // which of -qps, -burst, -workers, -pprof-bind-address the PodSet binary has
-	opts                   controlplane.Options
-	profile                profiling
-	pprofPort              int // of the run's contender, with -profile
+	runs, parallel          int
+	qps                     float64
+	burst, workers          int
+	phaseTimeout            time.Duration
+	fault                   string
+	lag, touch, touchEvery  time.Duration
+	faultAfter, resumeAfter time.Duration // the high-availability faults (ha.go)
+	rsBin, podSetBin        string
+	podSetCRD               string
+	podSetFlags             map[string]bool // which of -qps, -burst, -workers, -pprof-bind-address the PodSet binary has
+	opts                    controlplane.Options
+	profile                 profiling
+	pprofPort               int // of the run's contender, with -profile
 }
 
 // phase is one step of the workload: create the owners, set their
@@ -140,11 +144,13 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 0, "give up on a phase that has not converged by then (default 5m, or 40 ms per pod of -owners × -pods when longer)")
 	fs.DurationVar(&c.lag, "lag", 5*time.Minute+30*time.Second, "-fault informer-lag: how long the controller's pod watch is delayed during the scale-up")
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
-	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only)")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only); and, with each contender as two replicas behind a Lease (lease 15s, renew 10s, retry 2s), each its own user behind its own proxy, on the 0 → -pods scale-up alone: leader-kill (SIGKILL to the leader -fault-after into the scale-up), leader-pause (SIGSTOP to the leader -fault-after in; SIGCONT once the other replica holds the lease and the ReplicaSet converged, at the earliest -resume-after after the SIGSTOP), rolling-restart (SIGTERM to the leader -fault-after in); contenders 0–3 and 5, -owners 1 only")
+	fs.DurationVar(&c.faultAfter, "fault-after", 3*time.Second, "-fault leader-kill, leader-pause, rolling-restart: when, after the scale-up began, the leader is stopped")
+	fs.DurationVar(&c.resumeAfter, "resume-after", haLease+10*time.Second, "-fault leader-pause: the shortest pause of the leader (it is resumed once the other replica leads and the ReplicaSet converged, and no earlier than this)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
 	fs.StringVar(&c.profile.dir, "profile", "", "write a CPU profile of each contender's controller during the first scale-up, and a heap profile once it converged, into this directory (one file of each per run; go tool pprof -top reads them)")
 	fs.IntVar(&c.profile.seconds, "profile-seconds", 30, "-profile: seconds of each profile, from the start of the scale-up")
-	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–4; default 0–3 with -owners 1, 0,2,4 with more)")
+	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–5; default 0–3 with -owners 1, 0,2,4 with more, 0,2,5 with the high-availability faults; 5 only with those)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: controlplane compare [flags]\n\nContenders:\n")
@@ -187,11 +193,21 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		if c.fleet() {
 			return errors.New("controlplane: compare: -fault informer-lag needs -owners 1")
 		}
+	case "leader-kill", "leader-pause", "rolling-restart":
+		if c.fleet() {
+			return fmt.Errorf("controlplane: compare: -fault %s needs -owners 1", c.fault)
+		}
+		if c.faultAfter <= 0 || c.resumeAfter < 0 {
+			return errors.New("controlplane: compare: want -fault-after > 0 and -resume-after ≥ 0")
+		}
 	default:
 		return fmt.Errorf("controlplane: compare: -fault: unknown fault %q", c.fault)
 	}
+	_, ha := haFaults[c.fault]
 	var chosen []contender
-	if *only == "" {
+	if *only == "" && ha {
+		chosen = []contender{contenders[0], contenders[2], contenders[5]}
+	} else if *only == "" {
 		for _, i := range defaultContenders(c.fleet()) {
 			chosen = append(chosen, contenders[i])
 		}
@@ -200,6 +216,12 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 			i, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || i < 0 || i >= len(contenders) {
 				return fmt.Errorf("controlplane: compare: -contenders: %q is not an index 0–%d", s, len(contenders)-1)
+			}
+			if ha && contenders[i].program == podSetCR {
+				return fmt.Errorf("controlplane: compare: -fault %s: contender %d (%s) has no leader election here", c.fault, i, contenders[i].name)
+			}
+			if !ha && contenders[i].haOnly {
+				return fmt.Errorf("controlplane: compare: contender %d (%s) runs only with -fault leader-kill, leader-pause or rolling-restart", i, contenders[i].name)
 			}
 			chosen = append(chosen, contenders[i])
 		}
@@ -238,8 +260,20 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if err := c.buildContenders(ctx, *examples, tmp, chosen); err != nil {
 		return err
 	}
+	if ha {
+		results, err := runAll(ctx, c, chosen, func(ctx context.Context, k contender, label string) (haResult, error) {
+			return haRun(ctx, c, k, label)
+		})
+		if err != nil {
+			return err
+		}
+		printHA(out, c, chosen, results, time.Since(start))
+		return nil
+	}
 	phases := c.phases()
-	results, err := runAll(ctx, c, chosen, phases)
+	results, err := runAll(ctx, c, chosen, func(ctx context.Context, k contender, label string) (runResult, error) {
+		return compareRun(ctx, c, k, phases, label)
+	})
 	if err != nil {
 		return err
 	}
@@ -287,16 +321,16 @@ func (c *compareConfig) buildContenders(ctx context.Context, examples, dir strin
 	return nil
 }
 
-// runAll runs every contender c.runs times, c.parallel runs at once, and
+// runAll runs every contender c.runs times with run, c.parallel runs at once, and
 // returns each contender's results. The runs start round-robin over the
 // contenders, so that a slow spell of the machine is shared rather than
 // landing on one of them. The first error cancels the other runs.
-func runAll(ctx context.Context, c compareConfig, chosen []contender, phases []phase) ([][]runResult, error) {
+func runAll[R any](ctx context.Context, c compareConfig, chosen []contender, run func(ctx context.Context, k contender, label string) (R, error)) ([][]R, error) {
 	type job struct{ run, i int }
 	jobs := make(chan job)
-	results := make([][]runResult, len(chosen))
+	results := make([][]R, len(chosen))
 	for i := range results {
-		results[i] = make([]runResult, c.runs)
+		results[i] = make([]R, c.runs)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -306,7 +340,7 @@ func runAll(ctx context.Context, c compareConfig, chosen []contender, phases []p
 			for j := range jobs {
 				k := chosen[j.i]
 				fmt.Fprintf(os.Stderr, "compare: run %d/%d: %s\n", j.run+1, c.runs, k.name)
-				r, err := compareRun(ctx, c, k, phases, fmt.Sprintf("%s, run %d", k.name, j.run+1))
+				r, err := run(ctx, k, fmt.Sprintf("%s, run %d", k.name, j.run+1))
 				if err != nil {
 					cancel(fmt.Errorf("controlplane: compare: %s, run %d: %w", k.name, j.run+1, err))
 					continue

@@ -6,6 +6,18 @@
 //
 // Every sync with an error, every write and every status change is printed to
 // stdout as one line, for the test's log.
+//
+// With -leader-elect it is one replica of several behind a Lease, with the
+// example's leader election (package examples/election: kube-controller-
+// manager's flags and defaults, lease 15s / renew 10s / retry 2s, Lease
+// kube-system/reconcilekit-replicaset, released on SIGTERM or SIGINT, exit
+// status 1 on a lost lease) and its fence (reconcile.Config.Fence and the
+// transport guard; -fence=false leaves leader election alone, as
+// kube-controller-manager has it). Unlike the example, its informers start
+// and sync before it waits for the lease, so that a replica that takes over
+// syncs at once; the controller runs only while it leads. -leader-elect is
+// off by default here (on with -kubeconfig in the example): the e2e tests
+// run many of these on one cluster, each for its own namespace.
 package main
 
 import (
@@ -25,10 +37,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	"github.com/reconcilekit/reconcilekit/adapters/fencing"
+	"github.com/reconcilekit/reconcilekit/examples/election"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 )
 
@@ -43,7 +59,14 @@ func main() {
 	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
 	quiet := flag.Bool("quiet", false, "print no line per sync (make compare measures the controller's CPU)")
 	pprofAddress := flag.String("pprof-address", "", "serve net/http/pprof's /debug/pprof/ on this address, e.g. 127.0.0.1:0 (the address is printed; \"\": off)")
+	var le election.Flags
+	le.AddFlags(flag.CommandLine, "reconcilekit-replicaset")
+	fence := flag.Bool("fence", true, "with -leader-elect: fence the replica's writes (examples/election: reconcile.Config.Fence and the transport guard); false: leader election alone, as kube-controller-manager")
 	flag.Parse()
+	if err := le.Resolve(false); err != nil {
+		fmt.Fprintln(os.Stderr, "rscontroller:", err)
+		os.Exit(2)
+	}
 	if *pprofAddress != "" {
 		if err := servePprof(*pprofAddress); err != nil {
 			fmt.Fprintln(os.Stderr, "rscontroller:", err)
@@ -51,13 +74,13 @@ func main() {
 		}
 	}
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
-	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, opts); err != nil {
+	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, *fence, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, opts controller.Options) error {
+func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, le election.Flags, fence bool, opts controller.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -69,6 +92,16 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 	// caches without managedFields (below).
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
 	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	var lock *fencing.Lock
+	if le.Enabled {
+		// Before the controller's clientset is built, as in the example.
+		if lock, err = newLock(rc, le, fence); err != nil {
+			return err
+		}
+		if fence {
+			opts.Fence = lock.Fence
+		}
+	}
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -110,7 +143,31 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 		}
 	}
 	fmt.Println("rscontroller: caches synced")
-	return ctrl.Run(ctx, workers)
+	if lock == nil {
+		return ctrl.Run(ctx, workers)
+	}
+	err = le.Run(ctx, lock, func(ctx context.Context) error { return ctrl.Run(ctx, workers) })
+	stop() // a lost lease leaves ctx running: the informers stop with it, before their factory's Shutdown
+	return err
+}
+
+// newLock is the example's fenced Lease lock (examples/election); with
+// fence the controller's clients get its transport guard, without it the
+// lock's fence is never asked, and only leader election remains.
+func newLock(rc *rest.Config, le election.Flags, fence bool) (*fencing.Lock, error) {
+	if fence {
+		return le.Fence(rc)
+	}
+	leaseClient, err := kubernetes.NewForConfig(rest.CopyConfig(rc))
+	if err != nil {
+		return nil, err
+	}
+	inner, err := resourcelock.New(resourcelock.LeasesResourceLock, le.Namespace, le.Name,
+		leaseClient.CoreV1(), leaseClient.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: le.Identity})
+	if err != nil {
+		return nil, err
+	}
+	return fencing.NewLock(inner, fencing.Options{LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline})
 }
 
 // servePprof serves the CPU, heap and goroutine profiles on address, as
