@@ -326,7 +326,7 @@ func TestTrackerHooksMoveTheCounters(t *testing.T) {
 type podControl struct{}
 
 func (podControl) CreatePod(_ context.Context, p *corev1.Pod) (*corev1.Pod, error) { return p, nil }
-func (podControl) DeletePod(context.Context, *corev1.Pod) error                     { return nil }
+func (podControl) DeletePod(context.Context, *corev1.Pod) error                    { return nil }
 
 // The Manager's DeletionVictim hook feeds the age ratio with ready victims
 // only.
