@@ -48,6 +48,8 @@ type config struct {
 	readyDelay time.Duration
 	faults     cluster.Faults
 	verbosity  string
+	// metricsAddr and probeAddr: serve.go (off by default).
+	metricsAddr, probeAddr string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -86,7 +88,9 @@ Flags:
 	fs.Float64Var(&c.faults.CreatePodLost, "lost-create-fault", 0.005, "in-process cluster: fraction of pod creates that succeed but answer with a timeout")
 	fs.Float64Var(&c.faults.DeletePod, "delete-fault", 0.01, "in-process cluster: fraction of pod deletes that fail with 500")
 	fs.Float64Var(&c.faults.UpdateStatus, "status-fault", 0.01, "in-process cluster: fraction of ReplicaSet status updates that fail with 500")
-	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity of client-go's log (stderr); the controller itself does not log (its syncs are the progress lines)")
+	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity (stderr): 0 shows client-go's errors only (the syncs are the progress lines); 1 adds the controller's log (gate deferrals, expired expectations, failed syncs); 4 adds one line per sync")
+	fs.StringVar(&c.metricsAddr, "metrics-bind-address", "0", "address of /metrics, e.g. 127.0.0.1:8080 (\"0\": off)")
+	fs.StringVar(&c.probeAddr, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:8081 (\"0\": off)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -49,6 +49,11 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 
 	prog := newProgress(out, start, cfg)
 	prog.header()
+	srv, err := startServing(cfg, out)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
 	// As kube-controller-manager: the caches drop managedFields, which no
 	// controller reads. controller.New's clientgo.Register indexes the pods
 	// by controller reference and the ReplicaSets by controller UID.
@@ -61,16 +66,18 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 		Exact:                  cfg.exact,
 		DisableConsistencyGate: !cfg.gate,
 		OnSync:                 prog.onSync,
+		Metrics:                srv.registry,
 	})
 	if err != nil {
 		return err
 	}
+	srv.readyWhen(ctrl.Ready)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { _ = ctrl.Run(ctx, cfg.workers) })
+	wg.Go(func() { _ = ctrl.Run(logContext(ctx, cfg), cfg.workers) })
 	if cl != nil {
 		wg.Go(func() { // the fake clientset keeps a copy of every request
 			t := time.NewTicker(time.Second)

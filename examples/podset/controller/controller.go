@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/adapters/metrics"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -37,18 +38,26 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // SetupWithManager builds the Controller from mgr and registers it there.
 // It sets opts.CacheVersions from mgr's cache: a sync waits while the cache
 // is older than the controller's own writes for that PodSet (the
-// consistency gate, as upstream's ReplicaSet controller since v1.36).
+// consistency gate, as upstream's ReplicaSet controller since v1.36). The
+// controller's metrics (package adapters/metrics, controller label
+// "podset") go to controller-runtime's registry, which the manager's
+// metrics server serves; call it once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	versions, err := ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache())
 	if err != nil {
 		return nil, err
 	}
 	opts.CacheVersions = versions
-	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
+	cfg, err := Config(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
 	if err != nil {
 		return nil, err
 	}
-	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{Workers: opts.Workers})
+	cfg, collector := metrics.Instrument(cfg, metrics.Options{})
+	c, err := reconcile.NewController(cfg)
+	if err != nil {
+		return nil, err
+	}
+	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{Workers: opts.Workers, Metrics: collector})
 	return c, err
 }
 
@@ -57,9 +66,18 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 // New builds the Controller: c reads (the cache, in a manager) and writes,
 // live re-reads a PodSet before adopting.
 func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Options) (*Controller, error) {
-	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](c, live, scheme, opts.Recorder)
+	cfg, err := Config(c, live, scheme, opts)
 	if err != nil {
 		return nil, err
+	}
+	return reconcile.NewController(cfg)
+}
+
+// Config is the Controller's configuration, before NewController.
+func Config(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Options) (reconcile.Config[*v1alpha1.PodSet], error) {
+	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](c, live, scheme, opts.Recorder)
+	if err != nil {
+		return cfg, err
 	}
 	cfg.Expectations = opts.Expectations
 	cfg.TrackCreations = opts.TrackCreations
@@ -93,7 +111,7 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 		err := c.Status().Update(ctx, next) // Update fills in next from the server's answer
 		return next, err
 	}
-	return reconcile.NewController(cfg)
+	return cfg, nil
 }
 
 // --- >8 ---
