@@ -3,6 +3,8 @@ package metrics
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
@@ -21,15 +23,24 @@ import (
 // (expectations.Hooks.Deferred) and the deletion age ratio
 // (reconcile.Hooks.DeletionVictim); the rest comes from ObserveSync.
 func Instrument[T reconcile.Object](cfg reconcile.Config[T], opts Options) (reconcile.Config[T], *Collector) {
-	c := newCollector(cfg.Kind, cfg.Resource, opts)
-	cfg.Expectations.Hooks = c.expectationsHooks(cfg.Expectations.Hooks)
-	cfg.Hooks = c.reconcileHooks(cfg.Hooks)
+	c := New(cfg.Kind, cfg.Resource, opts)
+	cfg.Expectations.Hooks = c.ExpectationsHooks(cfg.Expectations.Hooks)
+	cfg.Hooks = c.Hooks(cfg.Hooks)
 	return cfg, c
 }
 
-// expectationsHooks returns prev with Resolved and Deferred calling prev's
-// and then recording.
-func (c *Collector) expectationsHooks(prev expectations.Hooks) expectations.Hooks {
+// New returns a Collector for a controller of owners of kind, whose
+// writes are recorded under resource (Config.Kind and Config.Resource),
+// for callers that cannot pass the Config through [Instrument]: put
+// [Collector.ExpectationsHooks] and [Collector.Hooks] into the Config
+// yourself. The names and labels follow kind as in Instrument.
+func New(kind schema.GroupVersionKind, resource schema.GroupResource, opts Options) *Collector {
+	return newCollector(kind, resource, opts)
+}
+
+// ExpectationsHooks returns prev with Resolved and Deferred calling prev's
+// and then recording: set it as Config.Expectations.Hooks.
+func (c *Collector) ExpectationsHooks(prev expectations.Hooks) expectations.Hooks {
 	h := prev
 	resolved, deferred := prev.Resolved, prev.Deferred
 	h.Resolved = func(key string, r expectations.Resolution, pending time.Duration) {
@@ -49,9 +60,9 @@ func (c *Collector) expectationsHooks(prev expectations.Hooks) expectations.Hook
 	return h
 }
 
-// reconcileHooks returns prev with DeletionVictim calling prev's and then
-// observing the victim's age ratio.
-func (c *Collector) reconcileHooks(prev reconcile.Hooks) reconcile.Hooks {
+// Hooks returns prev with DeletionVictim calling prev's and then observing
+// the victim's age ratio: set it as Config.Hooks.
+func (c *Collector) Hooks(prev reconcile.Hooks) reconcile.Hooks {
 	h := prev
 	victim := prev.DeletionVictim
 	h.DeletionVictim = func(key string, v reconcile.Victim) {

@@ -41,19 +41,18 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // consistency gate, as upstream's ReplicaSet controller since v1.36). The
 // controller's metrics (package adapters/metrics, controller label
 // "podset") go to controller-runtime's registry, which the manager's
-// metrics server serves; call it once per process.
+// metrics server serves: syncs, pod creates and deletes, and, through
+// opts.Expectations.Hooks, expectation rounds and gate deferrals. Call it
+// once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	versions, err := ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache())
 	if err != nil {
 		return nil, err
 	}
 	opts.CacheVersions = versions
-	cfg, err := Config(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
-	if err != nil {
-		return nil, err
-	}
-	cfg, collector := metrics.Instrument(cfg, metrics.Options{})
-	c, err := reconcile.NewController(cfg)
+	collector := metrics.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), metrics.Options{})
+	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
+	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -66,18 +65,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 // New builds the Controller: c reads (the cache, in a manager) and writes,
 // live re-reads a PodSet before adopting.
 func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Options) (*Controller, error) {
-	cfg, err := Config(c, live, scheme, opts)
-	if err != nil {
-		return nil, err
-	}
-	return reconcile.NewController(cfg)
-}
-
-// Config is the Controller's configuration, before NewController.
-func Config(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Options) (reconcile.Config[*v1alpha1.PodSet], error) {
 	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](c, live, scheme, opts.Recorder)
 	if err != nil {
-		return cfg, err
+		return nil, err
 	}
 	cfg.Expectations = opts.Expectations
 	cfg.TrackCreations = opts.TrackCreations
@@ -111,7 +101,7 @@ func Config(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Op
 		err := c.Status().Update(ctx, next) // Update fills in next from the server's answer
 		return next, err
 	}
-	return cfg, nil
+	return reconcile.NewController(cfg)
 }
 
 // --- >8 ---

@@ -10,13 +10,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -27,6 +30,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
+	"github.com/reconcilekit/reconcilekit/examples/replicaset/endpoints"
 )
 
 func main() {
@@ -39,17 +43,48 @@ func main() {
 	qps := flag.Float64("qps", 100, "client QPS (rest.Config.QPS)")
 	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
 	quiet := flag.Bool("quiet", false, "print no line per sync (make compare measures the controller's CPU)")
+	srv := &endpoints.Server{}
+	flag.StringVar(&srv.MetricsAddr, "metrics-bind-address", "0", "address of /metrics (\"0\": off); the address bound is printed")
+	flag.StringVar(&srv.ProbeAddr, "health-probe-bind-address", "0", "address of /healthz and /readyz (\"0\": off); the address bound is printed")
 	flag.Parse()
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
-	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, opts); err != nil {
+	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, srv, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, opts controller.Options) error {
+func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, srv *endpoints.Server, opts controller.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// The endpoints come up before anything else, so that /readyz is seen
+	// failing until the caches have synced.
+	reg := prometheus.NewRegistry()
+	srv.Gatherer = reg
+	if srv.MetricsAddr != "" && srv.MetricsAddr != endpoints.Off {
+		opts.Metrics = reg
+	}
+	var ctrl *controller.Controller
+	var ready sync.Mutex // guards ctrl until it is built
+	srv.AddReadyzCheck("caches", func(*http.Request) error {
+		ready.Lock()
+		defer ready.Unlock()
+		if ctrl == nil || !ctrl.Ready() {
+			return errors.New("the informers' caches have not synced")
+		}
+		return nil
+	})
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	defer srv.Wait()
+	defer srv.Stop()
+	if u := srv.MetricsURL(); u != "" {
+		fmt.Println("rscontroller: metrics on " + u)
+	}
+	if u := srv.ProbeURL(); u != "" {
+		fmt.Println("rscontroller: probes on " + u)
+	}
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -87,10 +122,13 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 			r.Key, r.Found, r.Desired, d, r.Adopted, r.Released, r.Wrote,
 			r.Status.Replicas, r.Status.ReadyReplicas, r.Status.AvailableReplicas, r.Err)
 	}
-	ctrl, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), opts)
+	c, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), opts)
 	if err != nil {
 		return err
 	}
+	ready.Lock()
+	ctrl = c
+	ready.Unlock()
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	fmt.Println("rscontroller: running")
