@@ -48,7 +48,7 @@ type config struct {
 	readyDelay time.Duration
 	faults     cluster.Faults
 	verbosity  string
-	// metricsAddr and probeAddr: serve.go (off by default).
+	// metricsAddr and probeAddr: endpoints.go (off by default).
 	metricsAddr, probeAddr string
 }
 
