@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/synclog"
+	"github.com/reconcilekit/reconcilekit/adapters/metrics"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -20,10 +24,22 @@ import (
 //
 // Queue and Sync are required. Done, if set, is called after every sync
 // (from the worker goroutine), e.g. for logging or metrics.
+//
+// Every sync is logged through klog's contextual logger (klog.FromContext
+// of Run's ctx): one line at V(4) with the owner, what the sync did and
+// its result; at the default level a deferral by the consistency gate
+// with the cache that is behind, a sync that acted on expired
+// expectations, and a failed sync (as upstream's workers report errors).
+// No line per pod.
 type Worker struct {
 	Queue workqueue.TypedRateLimitingInterface[string]
 	Sync  func(ctx context.Context, key string) (reconcile.SyncResult, error)
 	Done  func(key string, res reconcile.SyncResult, err error)
+	// Metrics, if set, receives every sync's result and duration
+	// (metrics.Collector.ObserveSync).
+	Metrics *metrics.Collector
+	// Clock times the syncs for Metrics and the log; nil: real time.
+	Clock reconcile.Clock
 }
 
 // Run syncs keys with workers goroutines (at least one) until ctx is done,
@@ -49,7 +65,11 @@ func (w Worker) next(ctx context.Context) bool {
 		return false
 	}
 	defer w.Queue.Done(key)
+	start := w.now()
 	res, err := w.Sync(ctx, key)
+	took := w.now().Sub(start)
+	w.Metrics.ObserveSync(res, err, took)
+	synclog.Sync(klog.FromContext(ctx), key, res, err, took, true)
 	if w.Done != nil {
 		w.Done(key, res, err)
 	}
@@ -65,4 +85,11 @@ func (w Worker) next(ctx context.Context) bool {
 		w.Queue.AddRateLimited(key)
 	}
 	return true
+}
+
+func (w Worker) now() time.Time {
+	if w.Clock == nil {
+		return time.Now()
+	}
+	return w.Clock.Now()
 }

@@ -3,8 +3,11 @@ package ctrlruntime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,9 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/synclog"
+	"github.com/reconcilekit/reconcilekit/adapters/metrics"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
@@ -90,18 +97,35 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T]) handler.TypedE
 // the Controller's Hooks.Deferred still see every deferral. controller-runtime
 // has deprecated Result.Requeue in favour of RequeueAfter, which would
 // replace the backoff by a fixed delay; it still honours it.
+//
+// Every sync is logged through the logger of the request's context
+// (log.FromContext: controller-runtime's, with the controller's name and
+// the reconcile ID): one line at V(4) with the owner, what the sync did
+// and its result; at the default level a deferral (with the cache that
+// is behind) and a sync that acted on expired expectations. Failed syncs,
+// terminal ones included, are logged by controller-runtime ("Reconciler
+// error"), not again here. No line per pod.
 type Reconciler[T reconcile.Object] struct {
 	Controller *reconcile.Controller[T]
 	// OnSync, if set, receives every sync's key, result and error (before
 	// the error is turned into a Result), on the worker's goroutine: for
 	// logs and metrics. It must not modify the result.
 	OnSync func(ctx context.Context, key string, res reconcile.SyncResult, err error)
+	// Metrics, if set, receives every sync's result and duration
+	// (metrics.Collector.ObserveSync).
+	Metrics *metrics.Collector
+	// Clock times the syncs for Metrics and the log; nil: real time.
+	Clock reconcile.Clock
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
 	key := reconcile.OwnerKey(req.Namespace, req.Name)
+	start := r.now()
 	res, err := r.Controller.Sync(ctx, key)
+	took := r.now().Sub(start)
+	r.Metrics.ObserveSync(res, err, took)
+	synclog.Sync(log.FromContext(ctx), key, res, err, took, false)
 	if r.OnSync != nil {
 		r.OnSync(ctx, key, res, err)
 	}
@@ -114,6 +138,13 @@ func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (
 		return crreconcile.Result{Requeue: true}, nil
 	}
 	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, err
+}
+
+func (r Reconciler[T]) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
 }
 
 // DefaultWorkers is the number of concurrent syncs [Register] runs by
@@ -136,6 +167,12 @@ type Options struct {
 	// OnSync, if set, receives every sync's result and error
 	// ([Reconciler].OnSync).
 	OnSync func(ctx context.Context, key string, res reconcile.SyncResult, err error)
+	// Metrics, if set, is registered in controller-runtime's registry
+	// (sigs.k8s.io/controller-runtime/pkg/metrics.Registry, which the
+	// manager's metrics server serves) and receives every sync's result
+	// ([Reconciler].Metrics). Build it with metrics.Instrument from the
+	// Config of the Controller.
+	Metrics *metrics.Collector
 }
 
 // Register builds a controller named name in mgr that watches owners of
@@ -160,10 +197,29 @@ func Register[T reconcile.Object](mgr ctrl.Manager, name string, c *reconcile.Co
 	if err := AddIndexes[T](context.Background(), mgr.GetCache()); err != nil {
 		return err
 	}
+	if err := registerMetrics(crmetrics.Registry, opts.Metrics); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named(name).WithOptions(opts.controllerOptions()).
 		WatchesRawSource(source.Kind(mgr.GetCache(), owner, OwnerHandler(c))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, PodHandler(c))).
-		Complete(Reconciler[T]{Controller: c, OnSync: opts.OnSync})
+		Complete(Reconciler[T]{Controller: c, OnSync: opts.OnSync, Metrics: opts.Metrics})
+}
+
+// registerMetrics registers m (if any) in reg; m already there is no error.
+func registerMetrics(reg prometheus.Registerer, m *metrics.Collector) error {
+	if m == nil {
+		return nil
+	}
+	err := reg.Register(m)
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) && already.ExistingCollector == prometheus.Collector(m) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ctrlruntime: Register: registering the metrics: %w", err)
+	}
+	return nil
 }
 
 // controllerOptions returns Controller with the number of workers set.

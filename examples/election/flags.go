@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/tools/leaderelection"
 )
 
 // Defaults of [Flags], those of kube-controller-manager (lease 15 s, renew
@@ -43,6 +44,12 @@ type Flags struct {
 	// Identity is -leader-elect-identity: this replica's name in the
 	// Lease. Empty: [DefaultIdentity].
 	Identity string
+	// Health, when set, watches the elector [Flags.Run] starts (client-go's
+	// leader-election health check): its Check fails while this replica
+	// leads but has not renewed the Lease for longer than the renew
+	// deadline plus the adaptor's tolerance. Serve it on /healthz. Nil:
+	// no check.
+	Health *leaderelection.HealthzAdaptor
 
 	set bool // -leader-elect was given explicitly
 }

@@ -74,6 +74,7 @@ func (f *Flags) Run(ctx context.Context, lock *fencing.Lock, lead func(ctx conte
 		RetryPeriod:     f.RetryPeriod,
 		ReleaseOnCancel: true,
 		Name:            f.Name,
+		WatchDog:        f.Health,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				defer close(led)

@@ -36,6 +36,8 @@ import (
 
 func main() {
 	metricsAddr := flag.String("metrics-bind-address", "0", "address of the metrics endpoint, e.g. 127.0.0.1:8080 (\"0\": off)")
+	probeAddr := flag.String("health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:8081 (\"0\": off)")
+	pprofAddr := flag.String("pprof-bind-address", "", "address of net/http/pprof's /debug/pprof/, e.g. 127.0.0.1:6060 (\"\": off); make compare -profile uses it")
 	exact := flag.Bool("exact", false, "exact expectations: pods named and expected by key, pending rounds resolved from the pod informer's store resourceVersion (EvidenceFirst) instead of the 5-minute timeout")
 	qps := flag.Float64("qps", 0, "client-side QPS limit to the API server (0: controller-runtime's default, no client-side limit)")
 	burst := flag.Int("burst", 0, "client-side burst, with -qps")
@@ -74,9 +76,11 @@ func main() {
 		rc.Burst = *burst
 	}
 	mopts := ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: *metricsAddr},
-		Cache:   cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress: *probeAddr,
+		PprofBindAddress:       *pprofAddr,
+		Cache:                  cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
 	}
 	if le.Enabled {
 		// Before the manager is built: its clients get the fenced transport.
@@ -110,6 +114,10 @@ func main() {
 	}
 	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
 		log.Error(err, "setting up the controller")
+		os.Exit(1)
+	}
+	if err := addProbes(mgr); err != nil {
+		log.Error(err, "adding the health probes")
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()

@@ -33,6 +33,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/klog/v2"
 
 	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
@@ -61,6 +62,8 @@ type config struct {
 	scenario   bool
 	election   election.Flags
 	fence      func() error // the leader-election fence; nil without
+	// metricsAddr and probeAddr: endpoints.go (off by default).
+	metricsAddr, probeAddr string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -104,7 +107,9 @@ Flags:
 	fs.Float64Var(&c.faults.UpdateStatus, "status-fault", 0.01, "in-process cluster: fraction of ReplicaSet status updates that fail with 500")
 	fs.BoolVar(&c.scenario, "scenario", true, "run the scripted scenario; false: run only the controller, on every namespace unless -namespace is given explicitly, until SIGTERM or SIGINT (needs -kubeconfig)")
 	c.election.AddFlags(fs, "reconcilekit-replicaset")
-	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity of client-go's log (stderr); the controller itself does not log (its syncs are the progress lines)")
+	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity (stderr): 0 shows client-go's errors only (the syncs are the progress lines); 1 adds the controller's log (gate deferrals, expired expectations, failed syncs); 4 adds one line per sync")
+	fs.StringVar(&c.metricsAddr, "metrics-bind-address", "0", "address of /metrics, e.g. 127.0.0.1:8080 (\"0\": off)")
+	fs.StringVar(&c.probeAddr, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:8081 (\"0\": off)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -195,19 +200,31 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Served before the election: a standby replica answers /healthz, and
+	// /readyz fails until it leads and its caches have synced.
+	srv, err := startServing(cfg, out)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
 	lead := func(ctx context.Context) error {
 		if !cfg.scenario {
-			return serve(ctx, cfg, client, out)
+			return serve(ctx, cfg, client, srv, out)
 		}
 		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 		defer cancel()
 		fmt.Fprintf(out, "reconcilekit ReplicaSet demo on %s (namespace %s)\n", rc.Host, cfg.namespace)
-		return scenario(ctx, cfg, client, nil, out)
+		return scenario(ctx, cfg, client, nil, srv, out)
 	}
 	if lock == nil {
 		return lead(ctx)
 	}
 	cfg.fence = lock.Fence
+	// /healthz fails once the leader has not renewed the Lease for 20 s
+	// past its renew deadline, as kube-controller-manager's check.
+	health := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	cfg.election.Health = health
+	srv.server.AddHealthzCheck("leaderElection", health.Check)
 	return cfg.election.Run(ctx, lock, lead)
 }
 
@@ -233,5 +250,10 @@ func runInProcess(ctx context.Context, cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "reconcilekit ReplicaSet demo — in-process cluster: %d nodes, pods ready after ~%v, faults: create %.1f%%, lost create %.1f%%, delete %.1f%%, status %.1f%%; seed %d\n",
 		cfg.nodes, cfg.readyDelay, 100*cfg.faults.CreatePod, 100*cfg.faults.CreatePodLost,
 		100*cfg.faults.DeletePod, 100*cfg.faults.UpdateStatus, cfg.seed)
-	return scenario(ctx, cfg, cl.Clientset, cl, out)
+	srv, err := startServing(cfg, out)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	return scenario(ctx, cfg, cl.Clientset, cl, srv, out)
 }

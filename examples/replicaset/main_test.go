@@ -24,11 +24,16 @@ import (
 func TestDemoScenario(t *testing.T) {
 	for _, exact := range []string{"true", "false"} {
 		t.Run("exact="+exact, func(t *testing.T) {
-			cfg, err := parseFlags([]string{
+			args := []string{
 				"-replicas=40", "-final=3", "-disrupt=2", "-min-ready-seconds=0", "-ready-delay=10ms",
 				"-create-fault=0.05", "-lost-create-fault=0.02", "-delete-fault=0.05", "-status-fault=0.05",
 				"-seed=5", "-exact=" + exact,
-			}, io.Discard)
+			}
+			serving := exact == "true" // the endpoints are off by default
+			if serving {
+				args = append(args, "-metrics-bind-address=127.0.0.1:0", "-health-probe-bind-address=127.0.0.1:0")
+			}
+			cfg, err := parseFlags(args, io.Discard)
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
@@ -42,6 +47,8 @@ func TestDemoScenario(t *testing.T) {
 			assert.Contains(t, s, "deleting ")
 			assert.Contains(t, s, "\nsummary\n")
 			assert.Contains(t, s, "satisfied at the end: true")
+			assert.Equal(t, serving, strings.Contains(s, "serving metrics on http://127.0.0.1:"), s)
+			assert.Equal(t, serving, strings.Contains(s, "serving health probes on http://127.0.0.1:"), s)
 		})
 	}
 }
@@ -55,7 +62,7 @@ func TestFlags(t *testing.T) {
 	var help bytes.Buffer
 	_, err = parseFlags([]string{"-h"}, &help)
 	assert.True(t, errors.Is(err, flag.ErrHelp))
-	for _, f := range []string{"-kubeconfig", "-replicas", "-create-fault", "-delete-fault", "-seed", "-ready-delay", "-exact", "-consistency-gate"} {
+	for _, f := range []string{"-kubeconfig", "-replicas", "-create-fault", "-delete-fault", "-seed", "-ready-delay", "-exact", "-consistency-gate", "-metrics-bind-address", "-health-probe-bind-address"} {
 		assert.Contains(t, help.String(), f)
 	}
 	assert.Contains(t, help.String(), "--controllers=*,-replicaset-controller")

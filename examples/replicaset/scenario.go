@@ -35,7 +35,7 @@ import (
 // scenario runs the controller against client and drives the demo
 // ReplicaSet through its phases. cl is the in-process cluster, nil for a
 // real one.
-func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *cluster.Cluster, out io.Writer) error {
+func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *cluster.Cluster, srv *serving, out io.Writer) error {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -62,16 +62,18 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 		DisableConsistencyGate: !cfg.gate,
 		Fence:                  cfg.fence,
 		OnSync:                 prog.onSync,
+		Metrics:                srv.registry,
 	})
 	if err != nil {
 		return err
 	}
+	srv.readyWhen(ctrl.Ready)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { _ = ctrl.Run(ctx, cfg.workers) })
+	wg.Go(func() { _ = ctrl.Run(logContext(ctx, cfg), cfg.workers) })
 	if cl != nil {
 		wg.Go(func() { // the fake clientset keeps a copy of every request
 			t := time.NewTicker(time.Second)

@@ -18,7 +18,7 @@ import (
 
 // serve runs the controller alone (-scenario=false) until ctx is done: the
 // shape of a deployment, in which something else changes the ReplicaSets.
-func serve(ctx context.Context, cfg config, client kubernetes.Interface, out io.Writer) error {
+func serve(ctx context.Context, cfg config, client kubernetes.Interface, srv *serving, out io.Writer) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	defer broadcaster.Shutdown()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
@@ -32,10 +32,12 @@ func serve(ctx context.Context, cfg config, client kubernetes.Interface, out io.
 		Exact:                  cfg.exact,
 		DisableConsistencyGate: !cfg.gate,
 		Fence:                  cfg.fence,
+		Metrics:                srv.registry,
 	})
 	if err != nil {
 		return err
 	}
+	srv.readyWhen(ctrl.Ready)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	where := cfg.namespace

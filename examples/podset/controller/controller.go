@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/adapters/metrics"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -49,18 +50,25 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // SetupWithManager builds the Controller from mgr and registers it there.
 // It sets opts.CacheVersions from mgr's cache: a sync waits while the cache
 // is older than the controller's own writes for that PodSet (the
-// consistency gate, as upstream's ReplicaSet controller since v1.36).
+// consistency gate, as upstream's ReplicaSet controller since v1.36). The
+// controller's metrics (package adapters/metrics, controller label
+// "podset") go to controller-runtime's registry, which the manager's
+// metrics server serves: syncs, pod creates and deletes, and, through
+// opts.Expectations.Hooks, expectation rounds and gate deferrals. Call it
+// once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	versions, err := ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache())
 	if err != nil {
 		return nil, err
 	}
 	opts.CacheVersions = versions
+	collector := metrics.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), metrics.Options{})
+	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
 	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
 	if err != nil {
 		return nil, err
 	}
-	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{Workers: opts.Workers})
+	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{Workers: opts.Workers, Metrics: collector})
 	return c, err
 }
 

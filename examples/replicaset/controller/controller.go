@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	"github.com/reconcilekit/reconcilekit/adapters/metrics"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/status"
@@ -51,6 +54,12 @@ type Options struct {
 	// OnSync, if set, is called after every sync (from the worker
 	// goroutine, so it must be quick), with what the sync saw and did.
 	OnSync func(Report)
+	// Metrics, if set, receives the controller's metrics (package
+	// adapters/metrics: syncs, pod creates and deletes, expectations, and
+	// upstream's replicaset_controller_stale_sync_skips_total and
+	// replicaset_controller_sorting_deletion_age_ratio) and its workqueue's
+	// (workqueue_*, name "replicaset"). Nil: no metrics.
+	Metrics prometheus.Registerer
 }
 
 // Report describes one sync, for progress output and tests.
@@ -88,6 +97,8 @@ type Controller struct {
 	synced  []cache.InformerSynced
 	written sync.Map // key → the *appsv1.ReplicaSet its running sync wrote
 	onSync  func(Report)
+	metrics *metrics.Collector
+	ready   atomic.Bool // the caches have synced and the workers run
 }
 
 // New wires a controller to the given informers (which the caller starts).
@@ -103,6 +114,13 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 		limiter = workqueue.DefaultTypedControllerRateLimiter[string]()
 	}
 	queueConfig := workqueue.TypedRateLimitingQueueConfig[string]{Name: "replicaset"}
+	if opts.Metrics != nil {
+		provider, err := clientgo.WorkqueueMetrics(opts.Metrics)
+		if err != nil {
+			return nil, err
+		}
+		queueConfig.MetricsProvider = provider
+	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter, queueConfig)
 
 	cfg := reconcile.ReplicaSets()
@@ -133,6 +151,12 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 	if opts.Exact {
 		cfg.Expectations.Policy = expectations.EvidenceFirst
 	}
+	if opts.Metrics != nil {
+		cfg, c.metrics = metrics.Instrument(cfg, metrics.Options{})
+		if err := opts.Metrics.Register(c.metrics); err != nil {
+			return nil, fmt.Errorf("replicaset controller: registering the metrics: %w", err)
+		}
+	}
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		return nil, err
@@ -154,15 +178,21 @@ func (c *Controller) Len() int { return c.ctrl.Len() }
 
 // Run waits for the informers' caches, then syncs ReplicaSets with the
 // given number of workers until ctx is done. It returns once every worker
-// has stopped.
+// has stopped. The workers log through klog.FromContext(ctx).
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		c.queue.ShutDown()
 		return fmt.Errorf("replicaset controller: caches did not sync: %w", context.Cause(ctx))
 	}
-	clientgo.Worker{Queue: c.queue, Sync: c.sync}.Run(ctx, workers)
+	c.ready.Store(true)
+	defer c.ready.Store(false)
+	clientgo.Worker{Queue: c.queue, Sync: c.sync, Metrics: c.metrics}.Run(ctx, workers)
 	return nil
 }
+
+// Ready reports whether Run has seen the informers' caches synced and its
+// workers are running: the readiness check (/readyz) of a deployment.
+func (c *Controller) Ready() bool { return c.ready.Load() }
 
 // sync runs one sync and reports it to OnSync.
 func (c *Controller) sync(ctx context.Context, key string) (reconcile.SyncResult, error) {

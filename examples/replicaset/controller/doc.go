@@ -31,5 +31,10 @@
 // ReplicaSet: after a long informer lag it cannot act on a cache that misses
 // its own pods. [Options.DisableConsistencyGate] turns that off.
 //
-// The controller does not log; it reports through [Options.OnSync].
+// The controller reports every sync through [Options.OnSync], its metrics
+// through [Options.Metrics] (package adapters/metrics and client-go's
+// workqueue metrics), and logs through klog's contextual logger
+// (klog.FromContext of Run's context, package adapters/clientgo's Worker):
+// gate deferrals, expired expectations and failed syncs at the default
+// level, one line per sync at V(4). [Controller.Ready] is its readiness.
 package controller

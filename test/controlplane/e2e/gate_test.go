@@ -57,19 +57,27 @@ func TestReplicaSetConsistencyGate(t *testing.T) {
 		r := runGateScenario(t, cp, true)
 		assert.Equal(t, gatePods, r.created, "pods ever created with the gate on")
 		assert.Positive(t, r.deferred, "the gate deferred no sync: the scenario did not happen as planned")
+		assert.Positive(t, r.metrics.sum("replicaset_controller_stale_sync_skips_total", map[string]string{"group": "", "resource": "pods"}),
+			"deferrals for the pod cache (upstream's metric)")
 	})
 	t.Run("off", func(t *testing.T) {
 		t.Parallel()
 		r := runGateScenario(t, cp, false)
 		assert.Greater(t, r.created, gatePods, "pods ever created with the gate off: no over-creation")
 		assert.Zero(t, r.deferred, "syncs deferred with the gate off")
+		// The touch made the controller sync on expectations past their TTL:
+		// the expiry upstream's kubernetes#129795 follows.
+		assert.Positive(t, r.metrics.sum("reconcilekit_expectations_resolved_total", map[string]string{"resolution": "expired"}), "expired rounds")
+		assert.Positive(t, r.expiredLines, "expired expectations logged at the default level")
 	})
 }
 
 // gateResult is what one run of the lag scenario measured.
 type gateResult struct {
-	created  int // pods ever controlled by the ReplicaSet
-	deferred int // syncs that ended with the gate's error
+	created      int     // pods ever controlled by the ReplicaSet
+	deferred     int     // syncs that ended with the gate's error
+	metrics      scraped // the controller's metrics, once they agree with the above
+	expiredLines int     // the controller's log lines about expired expectations
 }
 
 func runGateScenario(t *testing.T, cp *controlplane.ControlPlane, gate bool) gateResult {
@@ -132,10 +140,23 @@ func runGateScenario(t *testing.T, cp *controlplane.ControlPlane, gate bool) gat
 		proxy.SetPodWatchDelay(0)
 	}
 	e.converge("web", want{replicas: gatePods, ready: gatePods, available: gatePods, terminating: ptr.To[int32](0)})
-	r := gateResult{
-		created:  len(e.pods.everOwnedBy(owner)),
-		deferred: e.ctrl.count("deferred until the caches"),
-	}
+	r := gateResult{created: len(e.pods.everOwnedBy(owner))}
+	// The metrics and the per-sync lines must tell the same story: every
+	// deferred sync printed, counted under its result and in upstream's
+	// skip counter; every pod the watch saw counted as created. A sync may
+	// still be running when the ReplicaSet converges: wait until they agree.
+	metricsURL := e.ctrl.endpoint(t, e.ctx, "metrics")
+	waitFor(t, e.ctx, convergeTimeout, "the metrics agree with the sync lines and the pod watch", func(ctx context.Context) (bool, string, error) {
+		r.metrics = scrape(t, ctx, metricsURL)
+		r.deferred = e.ctrl.countSyncs("deferred until the caches")
+		skips := r.metrics.sum("replicaset_controller_stale_sync_skips_total", nil)
+		deferred := r.metrics.sum("reconcilekit_syncs_total", map[string]string{"result": "deferred"})
+		created := r.metrics.podsCreated()
+		seen := fmt.Sprintf("sync lines deferred %d; metrics: skips %.0f, deferred syncs %.0f, created %.0f (watch %d)", r.deferred, skips, deferred, created, r.created)
+		return skips == float64(r.deferred) && deferred == float64(r.deferred) && created == float64(r.created), seen, nil
+	})
+	r.expiredLines = e.ctrl.count("Expectations expired")
+	t.Logf("metrics: %s", r.metrics.summary())
 	t.Logf("%s: converged; gate %t: pods ever created %d (desired %d), syncs deferred %d, most live pods %d; proxy %+v",
 		since(), gate, r.created, gatePods, r.deferred, e.pods.maxLive(owner), proxy.Stats())
 	assert.False(t, e.ctrl.exited(), "the controller exited")

@@ -279,11 +279,25 @@ func (p *proc) count(s string) int {
 	return bytes.Count(b, []byte(s))
 }
 
+// countSyncs counts rscontroller's per-sync lines ("sync …") that contain
+// s; the controller's own log lines (klog, stderr) are not counted.
+func (p *proc) countSyncs(s string) int {
+	b, _ := os.ReadFile(p.out.Name())
+	n := 0
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("sync ")) && bytes.Contains(line, []byte(s)) {
+			n++
+		}
+	}
+	return n
+}
+
 // startRSController runs the examples' ReplicaSet controller on namespace ns.
 func startRSController(t *testing.T, cp *controlplane.ControlPlane, ns string, args ...string) *proc {
 	t.Helper()
 	rs, _ := buildControllers(t)
-	return startProc(t, "rscontroller", rs, append([]string{"-kubeconfig", cp.KubeconfigPath(), "-namespace", ns}, args...)...)
+	args = append(append([]string{"-kubeconfig", cp.KubeconfigPath(), "-namespace", ns}, endpointFlags...), args...)
+	return startProc(t, "rscontroller", rs, args...)
 }
 
 // newNamespace creates a namespace for the test and deletes it afterwards

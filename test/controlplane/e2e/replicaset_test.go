@@ -229,10 +229,16 @@ func (e *rsEnv) releaseAllHeld() {
 // on by default in v1.37) is seen non-zero and then back at zero. The
 // controller runs as a user bound to exactly the example's role
 // (examples/replicaset/config/rbac), which RBAC never refuses anything.
+//
+// The controller's /readyz is ok only once its caches synced, and its
+// metrics, scraped at the end, count exactly the 20 creates and 20 deletes
+// the test's pod watch saw (the test deletes no pod itself), and as many
+// expectation rounds ended as were raised, none by expiry.
 func TestReplicaSetScale(t *testing.T) {
 	cp := sharedControlPlane(t)
 	e := newRSEnvAs(t, cp, rsUser, applyClusterRole(t, cp, "replicaset", nil))
 	const minReady = 8
+	e.readyAfterSync()
 	e.create(newReplicaSet("web", 0, minReady, holdFinalizer))
 	e.converge("web", want{terminating: ptr.To[int32](0)})
 
@@ -260,6 +266,15 @@ func TestReplicaSetScale(t *testing.T) {
 	})
 	waitEvent(t, e.ctx, e.client, e.ns, "SuccessfulCreate")
 	assertNotRefused(t, cp, rsUser)
+	m := scrape(t, e.ctx, e.ctrl.endpoint(t, e.ctx, "metrics"))
+	t.Logf("metrics: %s", m.summary())
+	assert.Equal(t, float64(len(e.pods.everOwnedBy("ReplicaSet/web"))), m.podsCreated(), "pods created: metrics vs the pod watch")
+	assert.Equal(t, 20.0, m.podsCreated())
+	assert.Equal(t, 20.0, m.podsDeleted(), "pods deleted: 15 then 5, all by the controller")
+	assert.Equal(t, m.sum("reconcilekit_expectations_raised_total", nil), m.resolved(), "rounds raised and ended")
+	assert.Zero(t, m.sum("reconcilekit_expectations_resolved_total", map[string]string{"resolution": "expired"}))
+	assert.Positive(t, m.sum("reconcilekit_syncs_total", map[string]string{"result": "ok"}))
+	assert.Positive(t, m.sum("workqueue_adds_total", map[string]string{"name": "replicaset"}))
 	assert.False(t, e.ctrl.exited(), "the controller exited")
 }
 
@@ -460,8 +475,8 @@ func testNamespaceDeleted(t *testing.T, mode string) {
 	// A sync deferred by the consistency gate is not an error of
 	// the controller's: every status write is followed by one until the
 	// ReplicaSet cache shows it, as upstream since 1.36.
-	deferred := e.ctrl.count("deferred until the caches")
-	syncErrors := e.ctrl.count("err=") - e.ctrl.count("err=<nil>") - deferred
+	deferred := e.ctrl.countSyncs("deferred until the caches")
+	syncErrors := e.ctrl.countSyncs("err=") - e.ctrl.countSyncs("err=<nil>") - deferred
 	t.Logf("pod creates: %d (%d created, %d refused); syncs with an error: %d, deferred: %d; most live pods %d",
 		creates, created, creates-created, syncErrors, deferred, e.pods.maxLive(owner))
 	assert.LessOrEqual(t, creates, n, "more create requests than desired pods: the refused creates were retried")

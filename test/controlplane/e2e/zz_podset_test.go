@@ -99,7 +99,9 @@ func TestPodSet(t *testing.T) {
 	pods := watchPods(t, ctx, client, ns)
 	_, podset := buildControllers(t)
 	kubeconfig := bindRole(t, cp, "podset", applyClusterRole(t, cp, "podset", nil), podSetUser, "")
-	ctrl := startProc(t, "podset", podset, "-kubeconfig", kubeconfig)
+	metricsAddr, probeAddr := freePort(t), freePort(t)
+	ctrl := startProc(t, "podset", podset, "-kubeconfig", kubeconfig,
+		"-metrics-bind-address", metricsAddr, "-health-probe-bind-address", probeAddr)
 	const owner = "PodSet/web"
 	psc := dyn.Resource(podSetGVR).Namespace(ns)
 
@@ -180,5 +182,21 @@ func TestPodSet(t *testing.T) {
 	assert.Equal(t, before, pods.everOwnedBy(owner), "pods were created after the PodSet was deleted")
 	waitEvent(t, ctx, client, ns, "SuccessfulCreate")
 	assertNotRefused(t, cp, podSetUser)
+
+	// The manager serves the controller's metrics beside controller-runtime's
+	// own: every pod the watch saw was counted as created, the quota's
+	// refusals as failed creates, the scale-down to 0 as 5 deletes (the
+	// garbage collector deleted the last 4); /readyz is ok.
+	code, body, err := httpGet(ctx, "http://"+probeAddr+"/readyz")
+	require.NoError(t, err)
+	assert.Equal(t, 200, code, body)
+	m := scrape(t, ctx, "http://"+metricsAddr)
+	t.Logf("metrics: %s", m.summary())
+	ours := map[string]string{"controller": "podset"}
+	assert.Equal(t, float64(len(before)), m.sum("reconcilekit_pod_creates_total", map[string]string{"controller": "podset", "result": "created"}))
+	assert.Positive(t, m.sum("reconcilekit_pod_creates_total", map[string]string{"controller": "podset", "result": "failed"}), "creates refused by the quota")
+	assert.Equal(t, 5.0, m.sum("reconcilekit_pod_deletes_total", map[string]string{"controller": "podset", "result": "deleted"}))
+	assert.Positive(t, m.sum("reconcilekit_syncs_total", ours))
+	assert.Positive(t, m.sum("controller_runtime_reconcile_total", ours), "controller-runtime's own metrics, same registry")
 	assert.False(t, ctrl.exited(), "the controller exited")
 }

@@ -123,12 +123,18 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	var phases []demoPhase
+	var poller *metricsPoller
 	var demoErr error
 	var demoTook time.Duration
+	var demoExited time.Time
 	_ = timed("run the demo", func() error {
 		t0 := time.Now()
-		demoErr = runDemoProcess(ctx, cp, demoBin, append([]string{"-kubeconfig", cp.KubeconfigPath(), "-namespace", *namespace, "-timeout", demoTimeout}, demoArgs...), out, &phases)
+		// The controller serves /metrics on a free port of 127.0.0.1 and
+		// says which; the demo's own summary is followed by the metrics'.
+		args := []string{"-kubeconfig", cp.KubeconfigPath(), "-namespace", *namespace, "-timeout", demoTimeout, "-metrics-bind-address", "127.0.0.1:0"}
+		demoErr = runDemoProcess(ctx, cp, demoBin, append(args, demoArgs...), out, &phases, &poller)
 		demoTook = time.Since(t0)
+		demoExited = time.Now()
 		return demoErr
 	})
 	if ctx.Err() != nil {
@@ -177,12 +183,16 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	writesByUser(out, "  ", writesAfter.Since(writesBefore))
 	fmt.Fprintf(out, "during the cleanup: %s\n", cleanup)
 	writeCounts(out, "  ", afterCleanup.Since(after))
+	if poller != nil {
+		poller.summary(out, demoExited)
+	}
 	return errors.Join(demoErr, cleanupErr, stopErr)
 }
 
 // runDemoProcess runs the demo, copying its output and taking a snapshot of
-// the request counts whenever it announces a phase.
-func runDemoProcess(ctx context.Context, cp *controlplane.ControlPlane, bin string, args []string, out io.Writer, phases *[]demoPhase) error {
+// the request counts whenever it announces a phase; once it announces its
+// /metrics, *poller scrapes them until it exits.
+func runDemoProcess(ctx context.Context, cp *controlplane.ControlPlane, bin string, args []string, out io.Writer, phases *[]demoPhase, poller **metricsPoller) error {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -200,6 +210,9 @@ func runDemoProcess(ctx context.Context, cp *controlplane.ControlPlane, bin stri
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(out, line)
+		if url, ok := metricsURL(line); ok && *poller == nil {
+			*poller = startMetricsPoller(ctx, url, 250*time.Millisecond)
+		}
 		if _, name, ok := strings.Cut(line, "── "); ok {
 			c, err := cp.RequestCounts(ctx)
 			if err == nil {
@@ -207,7 +220,11 @@ func runDemoProcess(ctx context.Context, cp *controlplane.ControlPlane, bin stri
 			}
 		}
 	}
-	if err := cmd.Wait(); err != nil {
+	err = cmd.Wait()
+	if *poller != nil {
+		(*poller).stop()
+	}
+	if err != nil {
 		return fmt.Errorf("controlplane: demo: examples/replicaset: %w", err)
 	}
 	return nil

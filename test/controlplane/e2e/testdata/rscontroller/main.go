@@ -22,6 +22,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -32,6 +33,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -41,11 +44,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/fencing"
 	"github.com/reconcilekit/reconcilekit/examples/election"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
+	"github.com/reconcilekit/reconcilekit/examples/replicaset/endpoints"
 )
 
 func main() {
@@ -57,11 +62,14 @@ func main() {
 	gate := flag.Bool("consistency-gate", true, "defer syncs while the informers are older than the controller's own writes (upstream's StaleControllerConsistencyReplicaSet)")
 	qps := flag.Float64("qps", 100, "client QPS (rest.Config.QPS)")
 	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
-	quiet := flag.Bool("quiet", false, "print no line per sync (make compare measures the controller's CPU)")
+	quiet := flag.Bool("quiet", false, "print no line per sync and discard the controller's klog lines (make compare measures the controller's CPU)")
 	pprofAddress := flag.String("pprof-address", "", "serve net/http/pprof's /debug/pprof/ on this address, e.g. 127.0.0.1:0 (the address is printed; \"\": off)")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-replicaset")
 	fence := flag.Bool("fence", true, "with -leader-elect: fence the replica's writes (examples/election: reconcile.Config.Fence and the transport guard); false: leader election alone, as kube-controller-manager")
+	srv := &endpoints.Server{}
+	flag.StringVar(&srv.MetricsAddr, "metrics-bind-address", "0", "address of /metrics (\"0\": off); the address bound is printed")
+	flag.StringVar(&srv.ProbeAddr, "health-probe-bind-address", "0", "address of /healthz and /readyz (\"0\": off); the address bound is printed")
 	flag.Parse()
 	if err := le.Resolve(false); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
@@ -74,15 +82,43 @@ func main() {
 		}
 	}
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
-	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, *fence, opts); err != nil {
+	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, *fence, srv, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, le election.Flags, fence bool, opts controller.Options) error {
+func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, le election.Flags, fence bool, srv *endpoints.Server, opts controller.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// The endpoints come up before anything else, so that /readyz is seen
+	// failing until the caches have synced.
+	reg := prometheus.NewRegistry()
+	srv.Gatherer = reg
+	if srv.MetricsAddr != "" && srv.MetricsAddr != endpoints.Off {
+		opts.Metrics = reg
+	}
+	var ctrl *controller.Controller
+	var ready sync.Mutex // guards ctrl until it is built
+	srv.AddReadyzCheck("caches", func(*http.Request) error {
+		ready.Lock()
+		defer ready.Unlock()
+		if ctrl == nil || !ctrl.Ready() {
+			return errors.New("the informers' caches have not synced")
+		}
+		return nil
+	})
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	defer srv.Wait()
+	defer srv.Stop()
+	if u := srv.MetricsURL(); u != "" {
+		fmt.Println("rscontroller: metrics on " + u)
+	}
+	if u := srv.ProbeURL(); u != "" {
+		fmt.Println("rscontroller: probes on " + u)
+	}
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -130,10 +166,13 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 			r.Key, r.Found, r.Desired, d, r.Adopted, r.Released, r.Wrote,
 			r.Status.Replicas, r.Status.ReadyReplicas, r.Status.AvailableReplicas, r.Err)
 	}
-	ctrl, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), opts)
+	c, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), opts)
 	if err != nil {
 		return err
 	}
+	ready.Lock()
+	ctrl = c
+	ready.Unlock()
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	fmt.Println("rscontroller: running")
@@ -143,6 +182,9 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 		}
 	}
 	fmt.Println("rscontroller: caches synced")
+	if quiet {
+		ctx = klog.NewContext(ctx, logr.Discard())
+	}
 	if lock == nil {
 		return ctrl.Run(ctx, workers)
 	}

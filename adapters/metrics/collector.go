@@ -1,0 +1,196 @@
+package metrics
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/reconcilekit/reconcilekit/expectations"
+)
+
+// Namespace is the prefix of the metrics that have no upstream name.
+const Namespace = "reconcilekit"
+
+// Names of the metrics a [Collector] exports. The two ReplicaSet names are
+// kube-controller-manager's; a Collector for another kind (or with
+// Options.GenericNames) exports the same metrics under the generic names.
+const (
+	SyncsName                   = "reconcilekit_syncs_total"
+	SyncDurationName            = "reconcilekit_sync_duration_seconds"
+	PodCreatesName              = "reconcilekit_pod_creates_total"
+	PodDeletesName              = "reconcilekit_pod_deletes_total"
+	ExpectationsRaisedName      = "reconcilekit_expectations_raised_total"
+	ExpectationsResolvedName    = "reconcilekit_expectations_resolved_total"
+	StaleSyncSkipsName          = "reconcilekit_stale_sync_skips_total"
+	SortingDeletionAgeRatioName = "reconcilekit_sorting_deletion_age_ratio"
+
+	ReplicaSetStaleSyncSkipsName          = "replicaset_controller_stale_sync_skips_total"
+	ReplicaSetSortingDeletionAgeRatioName = "replicaset_controller_sorting_deletion_age_ratio"
+)
+
+// Values of the result label of SyncsName and SyncDurationName.
+const (
+	ResultOK       = "ok"       // the sync returned nil
+	ResultDeferred = "deferred" // the consistency gate deferred it
+	ResultTerminal = "terminal" // an reconcile.ErrTerminal error: retrying cannot help
+	ResultError    = "error"    // any other error: retried with backoff
+)
+
+// Options configure [Instrument]. The zero value labels the metrics with
+// the owners' lower-case kind and, for ReplicaSets, uses upstream's names
+// for the two metrics upstream has.
+type Options struct {
+	// Controller is the value of the controller label of the
+	// reconcilekit_ metrics. "" means the lower-case kind of Config.Kind
+	// ("replicaset", "podset"), or "controller" when Kind is empty.
+	Controller string
+	// GenericNames exports the gate's deferrals and the deletion age
+	// ratio under their reconcilekit_ names even for ReplicaSets. Upstream's
+	// names carry no controller label, so two ReplicaSet Collectors cannot
+	// share a registry with them; with GenericNames they can.
+	GenericNames bool
+}
+
+// Collector holds a controller's metrics; it is a prometheus.Collector:
+// register it in a prometheus.Registerer (client-go) or pass it to
+// ctrlruntime.Options.Metrics (controller-runtime's registry). Build it with
+// [Instrument]. Its methods are safe for concurrent use; the nil Collector
+// records nothing.
+type Collector struct {
+	syncs        *prometheus.CounterVec
+	syncDuration *prometheus.HistogramVec
+	creates      *prometheus.CounterVec
+	deletes      *prometheus.CounterVec
+	raised       prometheus.Counter
+	resolved     *prometheus.CounterVec
+	skips        *prometheus.CounterVec
+	ageRatio     prometheus.Histogram
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// newCollector builds the metrics for a controller of kind, with every
+// label value known in advance exported at zero.
+func newCollector(kind schema.GroupVersionKind, resource schema.GroupResource, opts Options) *Collector {
+	name := opts.Controller
+	if name == "" {
+		name = strings.ToLower(kind.Kind)
+	}
+	if name == "" {
+		name = "controller"
+	}
+	own := prometheus.Labels{"controller": name}
+	upstream := !opts.GenericNames && kind.Group == "apps" && kind.Kind == "ReplicaSet"
+	c := &Collector{
+		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        SyncsName,
+			Help:        "Syncs of owners by result: ok, deferred (the consistency gate waits for the informers to reach the controller's own writes), terminal (an invalid owner: not retried), error (retried with backoff).",
+			ConstLabels: own,
+		}, []string{"result"}),
+		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        SyncDurationName,
+			Help:        "Duration of one sync of an owner in seconds, by result.",
+			ConstLabels: own,
+			Buckets:     prometheus.ExponentialBuckets(0.001, 2, 16),
+		}, []string{"result"}),
+		creates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        PodCreatesName,
+			Help:        "Pod creates by result: created; failed; skipped (not attempted after a failed slow-start batch); namespace_terminating (refused, counted as done, as upstream); already_existed (a retried name that existed: an earlier create had worked).",
+			ConstLabels: own,
+		}, []string{"result"}),
+		deletes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        PodDeletesName,
+			Help:        "Pod deletes by result: deleted; gone (NotFound or a failed UID precondition: already gone); failed; not_owned (a victim controlled by another owner, never sent).",
+			ConstLabels: own,
+		}, []string{"result"}),
+		raised: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        ExpectationsRaisedName,
+			Help:        "Rounds of expectations raised: syncs that sent creates or deletes and wait to observe them before the owner's next sync acts.",
+			ConstLabels: own,
+		}),
+		resolved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        ExpectationsResolvedName,
+			Help:        "Rounds of expectations ended, by how: fulfilled (every expected event observed), resolved_by_evidence (the pod cache reached the controller's writes, EvidenceFirst), expired (the timeout fired, 5 minutes by default: events were missed or are late).",
+			ConstLabels: own,
+		}, []string{"resolution"}),
+	}
+	if upstream {
+		c.skips = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: ReplicaSetStaleSyncSkipsName,
+			Help: "Total number of ReplicaSet syncs skipped due to a stale informer cache, by the group and resource of the cache that is behind (kube-controller-manager's metric).",
+		}, []string{"group", "resource"})
+		c.ageRatio = prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    ReplicaSetSortingDeletionAgeRatioName,
+			Help:    "Age of each ready pod chosen for deletion divided by the age of the youngest ready pod at that time; below 2 means the ranking spares old pods (kube-controller-manager's metric).",
+			Buckets: prometheus.ExponentialBuckets(0.25, 2, 6),
+		})
+	} else {
+		c.skips = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        StaleSyncSkipsName,
+			Help:        "Syncs skipped because an informer cache was older than the controller's own writes, by the group and resource of the cache that is behind.",
+			ConstLabels: own,
+		}, []string{"group", "resource"})
+		c.ageRatio = prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:        SortingDeletionAgeRatioName,
+			Help:        "Age of each ready pod chosen for deletion divided by the age of the youngest ready pod at that time; below 2 means the ranking spares old pods.",
+			ConstLabels: own,
+			Buckets:     prometheus.ExponentialBuckets(0.25, 2, 6),
+		})
+	}
+	for _, r := range []string{ResultOK, ResultDeferred, ResultTerminal, ResultError} {
+		c.syncs.WithLabelValues(r)
+		c.syncDuration.WithLabelValues(r)
+	}
+	for _, r := range []string{"created", "failed", "skipped", "namespace_terminating", "already_existed"} {
+		c.creates.WithLabelValues(r)
+	}
+	for _, r := range []string{"deleted", "gone", "failed", "not_owned"} {
+		c.deletes.WithLabelValues(r)
+	}
+	for _, r := range []expectations.Resolution{expectations.Fulfilled, expectations.ResolvedByEvidence, expectations.Expired} {
+		c.resolved.WithLabelValues(resolutionLabel(r))
+	}
+	c.skips.WithLabelValues(expectations.PodsResource.Group, expectations.PodsResource.Resource)
+	if resource.Resource != "" {
+		c.skips.WithLabelValues(resource.Group, resource.Resource)
+	}
+	return c
+}
+
+// resolutionLabel is the resolution label's value for r.
+func resolutionLabel(r expectations.Resolution) string {
+	switch r {
+	case expectations.Fulfilled:
+		return "fulfilled"
+	case expectations.ResolvedByEvidence:
+		return "resolved_by_evidence"
+	case expectations.Expired:
+		return "expired"
+	}
+	return strings.ToLower(r.String())
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	if c == nil {
+		return
+	}
+	for _, m := range c.all() {
+		m.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if c == nil {
+		return
+	}
+	for _, m := range c.all() {
+		m.Collect(ch)
+	}
+}
+
+func (c *Collector) all() []prometheus.Collector {
+	return []prometheus.Collector{c.syncs, c.syncDuration, c.creates, c.deletes, c.raised, c.resolved, c.skips, c.ageRatio}
+}

@@ -1,0 +1,77 @@
+package metrics
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// Instrument returns a copy of cfg whose hooks also feed a new
+// [Collector], and that Collector. The hooks cfg already has (Hooks and
+// Expectations.Hooks) keep running: each is called first, then the
+// Collector's, on the same goroutine. The Collector's metric names and
+// labels follow cfg.Kind (see [Options]); build the Controller from the
+// returned Config, then register the Collector and hand it the sync
+// results ([Collector.ObserveSync]; clientgo.Worker.Metrics and
+// ctrlruntime.Options.Metrics do). cfg itself is not modified.
+//
+// From the hooks come the expectation rounds' resolutions
+// (expectations.Hooks.Resolved), the gate's deferrals by resource
+// (expectations.Hooks.Deferred) and the deletion age ratio
+// (reconcile.Hooks.DeletionVictim); the rest comes from ObserveSync.
+func Instrument[T reconcile.Object](cfg reconcile.Config[T], opts Options) (reconcile.Config[T], *Collector) {
+	c := New(cfg.Kind, cfg.Resource, opts)
+	cfg.Expectations.Hooks = c.ExpectationsHooks(cfg.Expectations.Hooks)
+	cfg.Hooks = c.Hooks(cfg.Hooks)
+	return cfg, c
+}
+
+// New returns a Collector for a controller of owners of kind, whose
+// writes are recorded under resource (Config.Kind and Config.Resource),
+// for callers that cannot pass the Config through [Instrument]: put
+// [Collector.ExpectationsHooks] and [Collector.Hooks] into the Config
+// yourself. The names and labels follow kind as in Instrument.
+func New(kind schema.GroupVersionKind, resource schema.GroupResource, opts Options) *Collector {
+	return newCollector(kind, resource, opts)
+}
+
+// ExpectationsHooks returns prev with Resolved and Deferred calling prev's
+// and then recording: set it as Config.Expectations.Hooks.
+func (c *Collector) ExpectationsHooks(prev expectations.Hooks) expectations.Hooks {
+	h := prev
+	resolved, deferred := prev.Resolved, prev.Deferred
+	h.Resolved = func(key string, r expectations.Resolution, pending time.Duration) {
+		if resolved != nil {
+			resolved(key, r, pending)
+		}
+		c.resolved.WithLabelValues(resolutionLabel(r)).Inc()
+	}
+	h.Deferred = func(key string, err *expectations.StaleCacheError) {
+		if deferred != nil {
+			deferred(key, err)
+		}
+		if err != nil {
+			c.skips.WithLabelValues(err.Resource.Group, err.Resource.Resource).Inc()
+		}
+	}
+	return h
+}
+
+// Hooks returns prev with DeletionVictim calling prev's and then observing
+// the victim's age ratio: set it as Config.Hooks.
+func (c *Collector) Hooks(prev reconcile.Hooks) reconcile.Hooks {
+	h := prev
+	victim := prev.DeletionVictim
+	h.DeletionVictim = func(key string, v reconcile.Victim) {
+		if victim != nil {
+			victim(key, v)
+		}
+		if v.HasAgeRatio {
+			c.ageRatio.Observe(v.AgeRatio)
+		}
+	}
+	return h
+}
