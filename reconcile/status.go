@@ -13,9 +13,9 @@ import (
 
 // StatusFunc computes an owner's status from what a sync saw and did: the
 // pure half of the status step, which Config.Status holds. It returns a
-// copy of owner carrying the new status and true, or a zero T and false
-// when owner's status is already right and nothing is to be written
-// (upstream's skip, R-8.6). It must not modify owner (the cache's object),
+// copy of owner carrying the new status and true, or false when owner's
+// status is already right and nothing is to be written (upstream's skip,
+// next is then ignored). It must not modify owner (the cache's object),
 // must not call the API server and must be safe for concurrent use: the
 // [Controller] writes what it returns with Config.StatusWriter and records
 // the version the server answered itself.

@@ -223,7 +223,7 @@ func TestSyncErrorOrder(t *testing.T) {
 			assert.Zero(t, res.RequeueAfter)
 			writes := c.status.writes()
 			require.Len(t, writes, 1)
-			assert.Equal(t, tc.createErr != nil, writes[0].ManageErr != nil, "WriteStatus sees the manage error")
+			assert.Equal(t, tc.createErr != nil, writes[0].ManageErr != nil, "Status sees the manage error")
 		})
 	}
 }

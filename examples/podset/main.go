@@ -21,7 +21,6 @@ import (
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
 func main() {
@@ -68,11 +67,7 @@ func main() {
 	ropts := controller.Options{
 		Recorder: mgr.GetEventRecorder("podset-controller"),
 		Workers:  *workers,
-	}
-	if *exact {
-		// SetupWithManager feeds EvidenceFirst the pod cache's version.
-		ropts.TrackCreations = true
-		ropts.Expectations = expectations.Options{Policy: expectations.EvidenceFirst}
+		Exact:    *exact, // SetupWithManager gives it the pod cache's version
 	}
 	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
 		log.Error(err, "setting up the controller")
