@@ -73,16 +73,16 @@ func (c *Controller[T]) writeStatus(ctx context.Context, key string, obj T, res 
 	if write {
 		switch {
 		case isNilValue(next):
-			return errors.New("Status asked for a write and returned no object")
+			return errors.New("the Config.Status func asked for a write and returned no object")
 		case sameObject(next, obj):
-			return errors.New("Status returned the cached owner itself: return a copy (owner.DeepCopy()) carrying the new status")
+			return errors.New("the Config.Status func returned the cached owner itself: return a copy (owner.DeepCopy()) carrying the new status")
 		}
 		written, err := c.cfg.StatusWriter.WriteStatus(ctx, next)
 		if err != nil {
 			return err
 		}
 		if isNilValue(written) {
-			return errors.New("StatusWriter returned no object and no error")
+			return errors.New("the Config.StatusWriter returned no object and no error")
 		}
 		res.StatusWritten = true
 		res.Written = written

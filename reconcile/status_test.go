@@ -51,13 +51,13 @@ func TestStatusStep(t *testing.T) {
 			answer: server, wantRV: "60"},
 		{name: "the cached owner itself is an error: it must not be modified",
 			status: func(rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, bool) { return rs, true },
-			answer: server, wantErr: "Status returned the cached owner itself", wantRV: "none"},
+			answer: server, wantErr: "the Config.Status func returned the cached owner itself", wantRV: "none"},
 		{name: "a write of no object is an error",
 			status: func(*appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, bool) { return nil, true },
-			answer: server, wantErr: "Status asked for a write and returned no object", wantRV: "none"},
+			answer: server, wantErr: "the Config.Status func asked for a write and returned no object", wantRV: "none"},
 		{name: "a writer answering nothing is an error", status: copyWithStatus,
 			answer:     func(*appsv1.ReplicaSet) *appsv1.ReplicaSet { return nil },
-			wantErr:    "StatusWriter returned no object and no error",
+			wantErr:    "the Config.StatusWriter returned no object and no error",
 			wantWrites: 1, wantRV: "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
