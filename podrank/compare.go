@@ -187,46 +187,58 @@ func logBucket(now, t time.Time) int8 {
 }
 
 // compareHead compares the first steps, R-6.1–, of two keys.
-func compareHead(a, b *key) int {
+func compareHead(a, b *key) (int, Rule) {
 	switch {
 	case a.scheduled != b.scheduled: // unscheduled first
-		return boolFirst(!a.scheduled)
+		return boolFirst(!a.scheduled), RuleScheduled
 	case a.phase != b.phase:
-		return cmp.Compare(a.phase, b.phase)
+		return cmp.Compare(a.phase, b.phase), RulePhase
 	case a.ready != b.ready: // not ready first
-		return boolFirst(!a.ready)
+		return boolFirst(!a.ready), RuleReady
 	}
-	return 0
+	return 0, RuleNone
 }
 
 // compare is Compare on two keys.
 func (o *order) compare(a, b *key) int {
-	if c := compareHead(a, b); c != 0 {
-		return c
+	c, _ := o.decide(a, b)
+	return c
+}
+
+// headAfter reports whether a's first steps already put it after b.
+func headAfter(a, b *key) bool {
+	c, _ := compareHead(a, b)
+	return c > 0
+}
+
+// decide is compare, with the step that decided.
+func (o *order) decide(a, b *key) (int, Rule) {
+	if c, r := compareHead(a, b); c != 0 {
+		return c, r
 	}
 	if c := cmp.Compare(a.cost, b.cost); c != 0 { // cheaper first
-		return c
+		return c, RuleDeletionCost
 	}
 	if c := cmp.Compare(b.rank, a.rank); c != 0 { // higher first
-		return c
+		return c, RuleRank
 	}
 	// once two ready pods' ready times differ, this step decides,
 	// even when it answers "equal".
 	if a.ready && !a.readyAt.Equal(b.readyAt) {
-		return o.compareTimes(a, b, a.readyAt, b.readyAt, a.readyBucket, b.readyBucket)
+		return o.compareTimes(a, b, a.readyAt, b.readyAt, a.readyBucket, b.readyBucket), RuleReadyTime
 	}
 	o.tail(a)
 	o.tail(b)
 	if c := cmp.Compare(b.restarts, a.restarts); c != 0 { // more first
-		return c
+		return c, RuleRestarts
 	}
 	if c := cmp.Compare(b.sidecarRestarts, a.sidecarRestarts); c != 0 {
-		return c
+		return c, RuleRestarts
 	}
 	if ca, cb := a.pod.CreationTimestamp.Time, b.pod.CreationTimestamp.Time; !ca.Equal(cb) {
-		return o.compareTimes(a, b, ca, cb, a.createdBucket, b.createdBucket)
+		return o.compareTimes(a, b, ca, cb, a.createdBucket, b.createdBucket), RuleCreationTime
 	}
-	return 0
+	return 0, RuleNone
 }
 
 // compareTimes is the shared end of for two different

@@ -83,7 +83,7 @@ func (o *order) first(pods []*corev1.Pod, live int, counts map[string]int, n int
 			continue
 		}
 		k := head(p)
-		if bar != nil && compareHead(&k, bar) > 0 {
+		if bar != nil && headAfter(&k, bar) {
 			continue
 		}
 		o.fill(&k, counts[p.Spec.NodeName])

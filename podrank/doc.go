@@ -3,10 +3,13 @@
 // (ActivePodsWithRanks): [Compare] is upstream's Less, [ForDeletion] is
 // getPodsToDelete, and [RanksByNode] gives the co-location ranks.
 //
-// The one thing to know: time comes from [Options].Now, and a zero Now turns
-// off the logarithmic ready-time buckets, as upstream does with a zero Now;
-// pass the current time to rank as kube-controller-manager does. Nothing is
-// modified: ForDeletion returns a new slice and never reorders its input.
+// The one thing to know: time comes from [Options].Now, and the zero
+// Options (no Now) rank without upstream's logarithmic ready-time buckets,
+// as upstream's comparison does with a zero time. kube-controller-manager
+// ranks with the wall clock: for its exact order pass the current time,
+// Options{Now: time.Now()} (or a Clock's reading), as reconcile.Manager does
+// from its Clock. Nothing is modified: ForDeletion returns a new slice and
+// never reorders its input.
 //
 // Every function is safe for concurrent use on unmodified pods. The rules
 // are .x and R-7.x of the repository's

@@ -81,7 +81,7 @@ func BenchmarkControllerSync(b *testing.B) {
 	c := newRecController(b, newRecOwners(rs), pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		cfg.Control = recNopPods{}
 		cfg.Clock = fakeclock.New(podtest.Epoch.Add(time.Hour))
-		cfg.WriteStatus = noStatus
+		noStatus(cfg)
 	})
 	ctx := context.Background()
 	b.ReportAllocs()

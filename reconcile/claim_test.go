@@ -264,7 +264,8 @@ func TestClaimOtherNamespace(t *testing.T) {
 func mustController(t *testing.T, r *recController, tune func(*reconcile.Config[*appsv1.ReplicaSet])) *reconcile.Controller[*appsv1.ReplicaSet] {
 	t.Helper()
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher, cfg.WriteStatus = r.owners, r.pods, r.control, r.patcher, r.status.write
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = r.owners, r.pods, r.control, r.patcher
+	r.status.use(&cfg)
 	tune(&cfg)
 	c, err := reconcile.NewController(cfg)
 	require.NoError(t, err)

@@ -131,7 +131,7 @@ func TestControllerConcurrent(t *testing.T) {
 			cfg := reconcile.ReplicaSets()
 			cfg.Owners, cfg.Pods, cfg.Control = own, informer, c.Client
 			cfg.Patcher = &recPatcher{api: c.API}
-			cfg.WriteStatus = noStatus
+			noStatus(&cfg)
 			cfg.Clock = c.Clock // never stepped: nothing can expire
 			cfg.TrackCreations = track
 			cfg.BurstReplicas = 2

@@ -15,6 +15,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/slowstart"
+	"github.com/reconcilekit/reconcilekit/status"
 )
 
 // Object is an owner as a [Controller] sees it: a *appsv1.ReplicaSet or a
@@ -108,10 +109,12 @@ func (f PodPatcherFunc) PatchPod(ctx context.Context, pod *corev1.Pod, data []by
 }
 
 // Config configures a [Controller] for owners of type T. Kind, Describe,
-// Owners, Pods, Control, Patcher and WriteStatus are required: NewController
-// names the first one missing. The tuning fields' zero values are upstream's
-// behaviour. [ReplicaSets] returns a Config with Kind, Resource and
-// Describe filled in for apps/v1 ReplicaSets.
+// Owners, Pods, Control, Patcher, Status and StatusWriter are required:
+// NewController names the first one missing. The tuning fields' zero values
+// are upstream's behaviour; a combination of opt-ins that cannot work
+// together is rejected by NewController, named. [ReplicaSets] returns a
+// Config with Kind, Resource, Describe and Status filled in for apps/v1
+// ReplicaSets.
 //
 // The consistency gate of upstream v1.37 is on by default, and
 // runs as soon as CacheVersions supply the informers' versions: a sync is
@@ -141,23 +144,18 @@ type Config[T Object] struct {
 	Control PodControl
 	// Patcher adopts and releases pods.
 	Patcher PodPatcher
-	// WriteStatus writes owner's status computed from res (the pods are
-	// counted, res.ManageErr says whether the manage step failed): for a
-	// ReplicaSet, status.Calculate with res.Active, res.Terminating,
-	// res.ManageErr and res.Now, then status.NeedsUpdate, status.ForWrite
-	// and UpdateStatus. Sync calls it once per sync that reaches the status
-	// step and returns its error first. owner is the cached object:
-	// do not modify it, write a copy.
-	//
-	// It returns the owner as the API server returned it after the write,
-	// or owner itself when nothing needed writing, or a nil T to have
-	// nothing recorded. When it succeeds and Config.Resource is set, Sync
-	// records the returned object's resourceVersion as one of the
-	// controller's writes (Tracker.Wrote under Resource, R-10.9), so that
-	// the next sync waits for the owners' cache to reach it. Recording the
-	// cached owner's version after a skipped write is harmless (the cache
-	// is already there), as upstream does.
-	WriteStatus func(ctx context.Context, owner T, res SyncResult) (T, error)
+	// Status computes the owner's status from what the sync saw and did
+	// (a pure function, [StatusFunc]): a copy of the owner carrying the new
+	// status, or false when it is already right. [ReplicaSets] sets
+	// upstream's ([ReplicaSetStatus]).
+	Status StatusFunc[T]
+	// StatusWriter writes what Status computed and returns the server's
+	// answer: Sync calls it at most once per sync that reaches the status
+	// step, returns its error first, and records the version the
+	// server answered under Resource for the consistency gate.
+	// The adapters supply it (client-go's UpdateStatus with upstream's one
+	// retry, controller-runtime's Status().Update).
+	StatusWriter StatusWriter[T]
 	// Related returns the pods whose nodes count towards the deletion rank
 	// of owner's pods. It is called only when pods must be deleted;
 	// an error is reported in SyncResult.RelatedErr and the deletion uses
@@ -174,14 +172,17 @@ type Config[T Object] struct {
 	// BurstReplicas caps the creates, and separately the deletes, of one
 	// sync. <= 0 means DefaultBurstReplicas (500).
 	BurstReplicas int
-	// Ranking configures the choice of pods to delete; its Now is ignored.
+	// Ranking configures the choice of pods to delete. Its Now must stay
+	// zero (NewController rejects it): the ranking's time is Clock's.
 	Ranking podrank.Options
 	// SlowStart configures the create batches.
 	SlowStart slowstart.Options
 	// Expectations configures the Controller's expectations Tracker (TTL,
-	// policy, hooks). A nil Clock means Config.Clock. Leave its Caches
-	// nil and set CacheVersions instead: NewController fills Caches in
-	// from CacheVersions and rejects a Config that sets both. Its
+	// hooks). A nil Clock means Config.Clock. Leave its Policy at the zero
+	// value or NeverExpire (EvidenceFirst comes with Exact, which
+	// NewController requires for it), and its Caches nil: NewController
+	// fills Caches in from CacheVersions and rejects a Config that sets
+	// both. Its
 	// Hooks.Deferred reports every sync the consistency gate defers
 	// (upstream's skip counter), with the resource whose cache is behind.
 	Expectations expectations.Options
@@ -208,10 +209,20 @@ type Config[T Object] struct {
 	// EvidenceFirst. False (the zero value) is upstream v1.37's default:
 	// the gate runs whenever CacheVersions supply versions.
 	DisableConsistencyGate bool
+	// Exact turns on reconcilekit's exact expectations (beyond upstream,
+	// off by default), as one switch: creations tracked by pod key
+	// (TrackCreations) and the EvidenceFirst expiry policy
+	// (expectations.EvidenceFirst), which decides a round from the pod
+	// cache's version (CacheVersions.Pods, required with Exact) instead of
+	// waiting out the TTL. The two only work together: evidence resolves
+	// a round while its add events may still be on their way, and only
+	// tracked creations keep those late events off the next round.
+	Exact bool
 	// TrackCreations names new pods in the Controller and expects them by
-	// pod key (see [Manager].TrackCreations). Beyond upstream, off by
-	// default. Turn it on when the API in front of the PodControl ignores
-	// GenerateName, as client-go's fake clientset does.
+	// pod key (see [Manager].TrackCreations), without the evidence of
+	// Exact. Beyond upstream, off by default. Turn it on when the API in
+	// front of the PodControl ignores GenerateName, as client-go's fake
+	// clientset does.
 	TrackCreations bool
 	// NameGenerator names new pods under TrackCreations (see
 	// [Manager].NameGenerator). Nil: the API server's scheme.
@@ -259,12 +270,14 @@ type CacheVersions struct {
 // replicaSetsResource is the group/resource of apps/v1 ReplicaSets.
 var replicaSetsResource = schema.GroupResource{Group: "apps", Resource: "replicasets"}
 
-// ReplicaSets returns a Config for apps/v1 ReplicaSets with Kind, Resource
-// and Describe ([ReplicaSetOwner]) filled in; the caller sets the rest.
+// ReplicaSets returns a Config for apps/v1 ReplicaSets with Kind, Resource,
+// Describe ([ReplicaSetOwner]) and Status (upstream's, [ReplicaSetStatus])
+// filled in; the caller sets the rest.
 func ReplicaSets() Config[*appsv1.ReplicaSet] {
 	return Config[*appsv1.ReplicaSet]{
 		Kind:     replicaSetKind,
 		Resource: replicaSetsResource,
+		Status:   ReplicaSetStatus(status.Options{}),
 		Describe: func(rs *appsv1.ReplicaSet) (Owner, error) {
 			if rs == nil {
 				return Owner{}, errors.New("reconcile: nil ReplicaSet")
@@ -290,10 +303,15 @@ func (c *Config[T]) validate() error {
 		missing = "Control"
 	case isNilValue(c.Patcher):
 		missing = "Patcher"
-	case c.WriteStatus == nil:
-		missing = "WriteStatus"
+	case c.Status == nil:
+		missing = "Status"
+	case isNilValue(c.StatusWriter):
+		missing = "StatusWriter"
 	default:
-		return c.validateCaches()
+		if err := c.validateCaches(); err != nil {
+			return err
+		}
+		return c.validateOptIns()
 	}
 	return fmt.Errorf("reconcile: NewController: Config.%s is required%s", missing, hint)
 }
@@ -309,6 +327,25 @@ func (c *Config[T]) validateCaches() error {
 		return errors.New("reconcile: NewController: Config.CacheVersions.Owners is set without Config.Resource (the owners' group and resource, e.g. apps/replicasets)")
 	case cv.Owners != nil && c.Resource == expectations.PodsResource:
 		return errors.New("reconcile: NewController: Config.Resource is pods; the owners' writes must be told apart from the pods'")
+	}
+	return nil
+}
+
+// validateOptIns rejects the combinations of opt-ins that cannot work, and
+// options the Controller would overwrite, naming them.
+func (c *Config[T]) validateOptIns() error {
+	policy := c.Expectations.Policy
+	switch {
+	case !c.Ranking.Now.IsZero():
+		return errors.New("reconcile: NewController: Config.Ranking.Now is set; the deletion ranking reads the time from Config.Clock: set Clock instead")
+	case c.Exact && c.CacheVersions.Pods == nil:
+		return errors.New("reconcile: NewController: Config.Exact without Config.CacheVersions.Pods: the evidence is the pod cache's version " +
+			"(the adapters' Config builders set it; clientgo.CacheVersions or ctrlruntime.CacheVersions otherwise)")
+	case c.Exact && policy != expectations.ExpireAfterTTL && policy != expectations.EvidenceFirst:
+		return fmt.Errorf("reconcile: NewController: Config.Exact with Config.Expectations.Policy %v: Exact uses EvidenceFirst; leave Policy zero", policy)
+	case !c.Exact && policy == expectations.EvidenceFirst:
+		return errors.New("reconcile: NewController: Config.Expectations.Policy EvidenceFirst without Config.Exact: " +
+			"evidence needs tracked creations and the pod cache's version; set Config.Exact (with CacheVersions.Pods) instead")
 	}
 	return nil
 }

@@ -30,9 +30,12 @@ type Controller[T Object] struct {
 // missing required field is an error that names it; there is no default
 // Kind. The expectations Tracker is built from cfg.Expectations, with its
 // Caches taken from cfg.CacheVersions (pods under
-// expectations.PodsResource, owners under cfg.Resource); setting both, or
-// CacheVersions.Owners without Resource, is an error. The Config is
-// copied: later changes to cfg do not reach the Controller.
+// expectations.PodsResource, owners under cfg.Resource) and, with
+// cfg.Exact, the EvidenceFirst policy. A combination that cannot work is an
+// error that names it: both CacheVersions and Expectations.Caches,
+// CacheVersions.Owners without Resource, Exact without CacheVersions.Pods,
+// EvidenceFirst without Exact, a Ranking.Now the Clock would overwrite. The
+// Config is copied: later changes to cfg do not reach the Controller.
 func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -42,6 +45,9 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 		opts.Clock = cfg.Clock
 	}
 	opts.Caches = cfg.caches()
+	if cfg.Exact {
+		opts.Policy = expectations.EvidenceFirst
+	}
 	tracker := expectations.New(opts)
 	return &Controller[T]{
 		cfg:     cfg,
@@ -53,7 +59,7 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 			Clock:          cfg.Clock,
 			Ranking:        cfg.Ranking,
 			SlowStart:      cfg.SlowStart,
-			TrackCreations: cfg.TrackCreations,
+			TrackCreations: cfg.TrackCreations || cfg.Exact,
 			NameGenerator:  cfg.NameGenerator,
 			Hooks:          cfg.Hooks,
 			Fence:          cfg.Fence,

@@ -27,7 +27,7 @@ func TestNewControllerRequiresEveryPiece(t *testing.T) {
 	full := func() reconcile.Config[*appsv1.ReplicaSet] {
 		cfg := reconcile.ReplicaSets()
 		cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = newRecOwners(), &recPodList{}, &recPods{}, &recPatcher{}
-		cfg.WriteStatus = (&recStatus{}).write
+		(&recStatus{}).use(&cfg)
 		return cfg
 	}
 	_, err := reconcile.NewController(full())
@@ -46,7 +46,11 @@ func TestNewControllerRequiresEveryPiece(t *testing.T) {
 		{"Control", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Control = nil }},
 		{"Patcher", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Patcher = nil }},
 		{"Patcher", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Patcher = reconcile.PodPatcherFunc(nil) }},
-		{"WriteStatus", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.WriteStatus = nil }},
+		{"Status", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Status = nil }},
+		{"StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.StatusWriter = nil }},
+		{"StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
+			c.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](nil)
+		}},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			cfg := full()
@@ -68,7 +72,8 @@ func TestNewControllerCopiesConfig(t *testing.T) {
 	clock := fakeclock.New(podtest.Epoch)
 	r := &recController{owners: newRecOwners(recRS(1)), pods: &recPodList{}, control: &recPods{}, patcher: &recPatcher{}, status: &recStatus{}}
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher, cfg.WriteStatus = r.owners, r.pods, r.control, r.patcher, r.status.write
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = r.owners, r.pods, r.control, r.patcher
+	r.status.use(&cfg)
 	cfg.Clock = clock
 	c, err := reconcile.NewController(cfg)
 	require.NoError(t, err)

@@ -212,10 +212,25 @@ func TestManageReplicasRankingNowFromClock(t *testing.T) {
 	require.Negative(t, podrank.Compare(podrank.Ranked{Pod: a}, podrank.Ranked{Pod: b}, podrank.Options{Now: now}), "precondition: same bucket, UID a < b")
 	require.Positive(t, podrank.Compare(podrank.Ranked{Pod: a}, podrank.Ranked{Pod: b}, podrank.Options{}), "precondition: zero Now, b more recent")
 
-	m := &reconcile.Manager{Pods: &recPods{}, Clock: fakeclock.New(now), Ranking: podrank.Options{Now: podtest.Epoch.Add(1000 * time.Hour)}}
+	m := &reconcile.Manager{Pods: &recPods{}, Clock: fakeclock.New(now)}
 	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), []*corev1.Pod{a, b}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"default/a"}, recKeys(out.Victims))
+}
+
+// A Ranking.Now the Manager would overwrite with its clock's time is an
+// error, not silently ignored (issue 26): no call, no expectation.
+func TestManageReplicasRejectsRankingNow(t *testing.T) {
+	rs := recRS(1)
+	ctl := podtest.ControlledBy(rs, "ReplicaSet", "apps/v1")
+	pods := []*corev1.Pod{podtest.New("a", ctl), podtest.New("b", ctl)}
+	rec := &recPods{}
+	m := &reconcile.Manager{Pods: rec, Ranking: podrank.Options{Now: podtest.Epoch}}
+	_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), pods, nil)
+	require.ErrorContains(t, err, "reconcile: owner default/web: Manager.Ranking.Now is set")
+	assert.Empty(t, rec.deletes())
+	_, _, ok := m.Tracker().Pending("default/web")
+	assert.False(t, ok, "no expectations set")
 }
 
 // Ranking options pass through: with deletion cost disabled, the cost

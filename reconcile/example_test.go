@@ -31,15 +31,9 @@ func Example() {
 	rs := exReplicaSet("web", 3)
 	api.owners[rs.Name] = rs
 
-	cfg := reconcile.ReplicaSets() // Kind and Describe for apps/v1 ReplicaSets
+	cfg := reconcile.ReplicaSets() // Kind, Describe and upstream's Status for apps/v1 ReplicaSets
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		newStatus := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
-		if !status.NeedsUpdate(rs, newStatus) {
-			return rs, nil // R-8.6: nothing to write
-		}
-		return api.updateStatus(rs.Name, status.ForWrite(rs, newStatus)) // UpdateStatus on a copy
-	}
+	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus) // UpdateStatus
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)
@@ -115,11 +109,21 @@ func ExampleNewController_customResource() {
 			}, nil
 		},
 		Owners: owners, Pods: api, Control: api, Patcher: api,
-		WriteStatus: func(ctx context.Context, ps *exPodSet, res reconcile.SyncResult) (*exPodSet, error) {
-			conds, _ := status.SetReplicaFailure(ps.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
-			fmt.Printf("status: replicas=%d ready=%d conditions=%d\n", res.Counts.Replicas, res.Counts.Ready, len(conds))
-			return nil, nil // nothing written: nothing to record
+		// Status is pure: it computes, the StatusWriter writes.
+		Status: func(ps *exPodSet, res reconcile.SyncResult) (*exPodSet, bool) {
+			conds, changed := status.SetReplicaFailure(ps.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
+			if !changed && ps.ReadyReplicas == res.Counts.Ready && ps.StatusReplicas == res.Counts.Replicas {
+				return nil, false
+			}
+			next := ps.DeepCopy()
+			next.Conditions, next.StatusReplicas, next.ReadyReplicas = conds, res.Counts.Replicas, res.Counts.Ready
+			return next, true
 		},
+		StatusWriter: reconcile.StatusWriterFunc[*exPodSet](func(_ context.Context, next *exPodSet) (*exPodSet, error) {
+			fmt.Printf("status written: replicas=%d ready=%d conditions=%d\n", next.StatusReplicas, next.ReadyReplicas, len(next.Conditions))
+			owners[next.Name] = next // the API server's answer
+			return next, nil
+		}),
 	})
 	if err != nil {
 		panic(err)
@@ -130,9 +134,8 @@ func ExampleNewController_customResource() {
 	res, err = ctrl.Sync(ctx, "default/cache")
 	fmt.Println(res.Satisfied, len(res.Active), err)
 	// Output:
-	// status: replicas=0 ready=0 conditions=0
 	// 2 <nil>
-	// status: replicas=2 ready=0 conditions=0
+	// status written: replicas=2 ready=0 conditions=0
 	// true 2 <nil>
 }
 
@@ -145,9 +148,7 @@ func ExampleErrTerminal() {
 	api.owners[rs.Name] = rs
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		return rs, nil
-	}
+	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	ctrl, _ := reconcile.NewController(cfg)
 	_, err := ctrl.Sync(context.Background(), "default/web")
 	fmt.Println(errors.Is(err, reconcile.ErrTerminal))
@@ -165,9 +166,7 @@ func ExampleCacheVersions() {
 	api.owners["web"] = exReplicaSet("web", 2)
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		return nil, nil // no status here: nothing to record
-	}
+	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	// client-go: podInformer.GetIndexer().LastStoreSyncResourceVersion
 	cfg.CacheVersions.Pods = api.cacheVersion
 	ctrl, err := reconcile.NewController(cfg)
@@ -338,12 +337,14 @@ func (a *exAPI) scale(name string, replicas int32) {
 	a.owners[name] = rs
 }
 
-func (a *exAPI) updateStatus(name string, st appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
+// updateStatus is UpdateStatus: it stores next's status and returns the
+// stored object.
+func (a *exAPI) updateStatus(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rs := a.owners[name].DeepCopy()
-	rs.Status = st
-	a.owners[name] = rs
+	rs := a.owners[next.Name].DeepCopy()
+	rs.Status = *next.Status.DeepCopy()
+	a.owners[next.Name] = rs
 	return rs, nil
 }
 
@@ -361,14 +362,18 @@ type exPodSet struct {
 	metav1.ObjectMeta
 	Replicas   int32
 	Conditions []metav1.Condition
+	// the status's counts
+	StatusReplicas, ReadyReplicas int32
 }
 
-func (p *exPodSet) DeepCopyObject() runtime.Object {
+func (p *exPodSet) DeepCopy() *exPodSet {
 	c := *p
 	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
 	c.Conditions = append([]metav1.Condition(nil), p.Conditions...)
 	return &c
 }
+
+func (p *exPodSet) DeepCopyObject() runtime.Object { return p.DeepCopy() }
 
 // exPodSets is the Owners of exPodSets, by name.
 type exPodSets map[string]*exPodSet

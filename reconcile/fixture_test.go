@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -277,27 +278,45 @@ func applyOwnerPatch(pod *corev1.Pod, data []byte) error {
 	return nil
 }
 
-// recStatus records the WriteStatus calls; err, if set, is their error.
-// A call returns ret(owner) when ret is set, else the owner it was given
-// (the cached owner: nothing needed writing).
+// recStatus is a Config.Status and StatusWriter that records the Status
+// calls. Status asks for a write (a copy of the owner) when ret or err is
+// set; the write then fails with err, or returns ret(next), the server's
+// answer. With neither set, nothing needs writing.
 type recStatus struct {
 	mu    sync.Mutex
 	err   error
 	ret   func(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet
 	calls []reconcile.SyncResult
+	sent  int // WriteStatus calls
 }
 
-func (s *recStatus) write(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+func (s *recStatus) status(rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, res)
+	return rs.DeepCopy(), s.err != nil || s.ret != nil
+}
+
+func (s *recStatus) WriteStatus(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sent++
 	if s.err != nil {
 		return nil, s.err
 	}
-	if s.ret != nil {
-		return s.ret(rs), nil
-	}
-	return rs, nil
+	return s.ret(next), nil
+}
+
+// sentWrites is the number of WriteStatus calls: the status writes sent.
+func (s *recStatus) sentWrites() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
+}
+
+// use makes s cfg's Status and StatusWriter.
+func (s *recStatus) use(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+	cfg.Status, cfg.StatusWriter = s.status, s
 }
 
 func (s *recStatus) writes() []reconcile.SyncResult {
@@ -328,7 +347,8 @@ func newRecController(t testing.TB, owners *recOwners, pods []*corev1.Pod, tune 
 		status:  &recStatus{},
 	}
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher, cfg.WriteStatus = r.owners, r.pods, r.control, r.patcher, r.status.write
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = r.owners, r.pods, r.control, r.patcher
+	r.status.use(&cfg)
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -366,8 +386,11 @@ func recOwnerMeta(name string) *metav1.ObjectMeta {
 	return &metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)}
 }
 
-// noStatus is a WriteStatus that writes nothing and says so: it returns the
-// cached owner.
-func noStatus(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-	return rs, nil
+// noStatus is a Status under which nothing ever needs writing; its
+// StatusWriter fails if called.
+func noStatus(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+	cfg.Status = func(*appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, bool) { return nil, false }
+	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+		return nil, errors.New("test: unexpected status write")
+	})
 }

@@ -185,7 +185,7 @@ func newFleetController(b *testing.B, owners []*appsv1.ReplicaSet, pods []*corev
 	cfg.Control = recNopPods{}
 	cfg.Patcher = &recPatcher{}
 	cfg.Clock = fakeclock.New(podtest.Epoch.Add(time.Hour))
-	cfg.WriteStatus = noStatus
+	noStatus(&cfg)
 	c, err := reconcile.NewController(cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -386,7 +386,7 @@ func FuzzSync(f *testing.F) {
 			cfg.Pods = informerPods(c) // the one place this target meets the Pods seam
 			cfg.Control = control
 			cfg.Patcher = &recPatcher{api: c.API}
-			cfg.WriteStatus = noStatus
+			noStatus(cfg)
 			cfg.Clock = c.Clock
 			cfg.BurstReplicas = burst
 			cfg.TrackCreations = d.Bool()

@@ -264,7 +264,7 @@ func TestGateWithoutCacheVersionsNeverDefers(t *testing.T) {
 func TestGateDisabledNeverDefers(t *testing.T) {
 	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		cfg.DisableConsistencyGate = true
-		cfg.Expectations.Policy = expectations.EvidenceFirst
+		cfg.Exact = true
 	})
 	g.written()
 	g.podsRV.set("1")
@@ -336,16 +336,16 @@ func TestGateRecordClearing(t *testing.T) {
 		tr := g.Expectations()
 		require.Equal(t, "60", written(t, tr, rsResource), "a skipped status write records the cached version")
 		// Recreated under the same name, seen only through the cache: its
-		// sync creates pods but writes no status (WriteStatus returns nil).
+		// sync creates pods, and its skipped status write records its own
+		// cached version.
 		recreated := recRS(3)
 		recreated.UID, recreated.ResourceVersion = "uid-web-2", "80"
 		g.owners.set(recreated)
-		g.status.ret = func(*appsv1.ReplicaSet) *appsv1.ReplicaSet { return nil }
 		g.Expectations().Delete(gateKey) // the old owner's round does not hold the new one back
 		_, err = g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
 		assert.Equal(t, "105", written(t, tr, expectations.PodsResource), "the new owner's creates")
-		assert.Equal(t, "none", written(t, tr, rsResource), "replaced, not merged: the old owner's status write is gone")
+		assert.Equal(t, "80", written(t, tr, rsResource), "replaced, not merged: the old owner's status write (60) is gone")
 		g.OwnerDeleted(g.rs) // the old owner's late delete event
 		assert.Equal(t, "105", written(t, tr, expectations.PodsResource), "the new owner's record survives")
 		g.OwnerDeleted(recreated)
@@ -355,20 +355,18 @@ func TestGateRecordClearing(t *testing.T) {
 
 // what is recorded. Every successful create, whatever the
 // creation mode and policy; every adoption patch; the status write's
-// returned object under Config.Resource (the cached owner's version when
-// the write was skipped, nothing for a nil T or a failed write); never a
+// server's answer under Config.Resource (the cached owner's version when
+// the write was skipped, nothing for a failed write); never a
 // release, a delete or a failed create.
 func TestGateRecordsTheControllersWrites(t *testing.T) {
-	t.Run("R-10.9 creates, whatever the mode and policy", func(t *testing.T) {
-		for _, track := range []bool{false, true} {
-			for _, policy := range []expectations.ExpiryPolicy{expectations.ExpireAfterTTL, expectations.EvidenceFirst} {
-				g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-					cfg.TrackCreations, cfg.Expectations.Policy = track, policy
-				})
-				_, err := g.Sync(t.Context(), gateKey)
-				require.NoError(t, err)
-				assert.Equal(t, "102", written(t, g.Expectations(), expectations.PodsResource), "track %v, %s", track, policy)
-			}
+	t.Run("R-10.9 creates, whatever the mode", func(t *testing.T) {
+		for _, mode := range []struct{ track, exact bool }{{false, false}, {true, false}, {false, true}} {
+			g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+				cfg.TrackCreations, cfg.Exact = mode.track, mode.exact
+			})
+			_, err := g.Sync(t.Context(), gateKey)
+			require.NoError(t, err)
+			assert.Equal(t, "102", written(t, g.Expectations(), expectations.PodsResource), "%+v", mode)
 		}
 	})
 	t.Run("R-10.9 failed creates are not recorded", func(t *testing.T) {
@@ -437,7 +435,6 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 				return out
 			}, nil, "77"},
 			{"skipped: the cached owner's version", nil, nil, "60"},
-			{"nil: nothing recorded", func(*appsv1.ReplicaSet) *appsv1.ReplicaSet { return nil }, nil, "none"},
 			{"no resourceVersion: nothing recorded", func(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 				out := rs.DeepCopy()
 				out.ResourceVersion = ""
@@ -473,7 +470,7 @@ func TestGateConfig(t *testing.T) {
 	full := func() reconcile.Config[*appsv1.ReplicaSet] {
 		cfg := reconcile.ReplicaSets()
 		cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = newRecOwners(), &recPodList{}, &recPods{}, &recPatcher{}
-		cfg.WriteStatus = (&recStatus{}).write
+		(&recStatus{}).use(&cfg)
 		return cfg
 	}
 	assert.Equal(t, "replicasets.apps", full().Resource.String(), "ReplicaSets() sets Resource")
@@ -606,18 +603,21 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			}
 			return p, err
 		})
-		cfg.WriteStatus = func(_ context.Context, cached *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+		cfg.Status = func(cached *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, bool) {
 			statuses++
 			if rapid.Bool().Draw(t, "statusChanged") {
-				ownerRV++
-				out := cached.DeepCopy()
-				out.ResourceVersion = strconv.FormatInt(ownerRV, 10)
-				model.wrote(&model.owners, out.ResourceVersion)
-				return out, nil
+				return cached.DeepCopy(), true
 			}
-			model.wrote(&model.owners, cached.ResourceVersion) // skipped: the cached owner
-			return cached, nil
+			model.wrote(&model.owners, cached.ResourceVersion) // skipped: the cached owner's version
+			return nil, false
 		}
+		cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+			ownerRV++
+			out := next.DeepCopy()
+			out.ResourceVersion = strconv.FormatInt(ownerRV, 10)
+			model.wrote(&model.owners, out.ResourceVersion)
+			return out, nil
+		})
 		cfg.CacheVersions = reconcile.CacheVersions{
 			Pods:   c.Informer.LastSyncResourceVersion,
 			Owners: func() string { return strconv.FormatInt(ownerCache, 10) },

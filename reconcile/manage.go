@@ -45,6 +45,9 @@ func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, relat
 	if err := owner.validate(); err != nil {
 		return Outcome{}, err
 	}
+	if !m.Ranking.Now.IsZero() {
+		return Outcome{}, fmt.Errorf("reconcile: owner %s: Manager.Ranking.Now is set; the ranking reads the time from Manager.Clock: set Clock instead", owner.Key)
+	}
 	pods := uniquePods(active)
 	diff := len(pods) - int(owner.Replicas)
 	out := Outcome{Diff: diff}

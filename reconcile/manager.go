@@ -13,9 +13,11 @@ import (
 // deletes, when Manager.BurstReplicas is not set.
 const DefaultBurstReplicas = 500
 
-// Clock tells a [Controller] or a [Manager] the time. Clocks from
-// k8s.io/utils/clock satisfy it, as does [time.Now] wrapped in a type.
-type Clock interface{ Now() time.Time }
+// Clock tells a [Controller] or a [Manager] the time: it is
+// [expectations.Clock], the library's one clock interface, under this
+// package's name. Clocks from k8s.io/utils/clock satisfy it, as does
+// [time.Now] wrapped in a type.
+type Clock = expectations.Clock
 
 // Manager creates and deletes an owner's pods so that the number of active
 // pods approaches the desired number, keeping expectations right: upstream's
@@ -52,13 +54,14 @@ type Manager struct {
 	// call. <= 0 means DefaultBurstReplicas (500).
 	BurstReplicas int
 	// Clock is the time source: for the deletion ranking's logarithmic
-	// buckets (Ranking.Now is always overwritten with Clock.Now()), for
-	// the private Tracker (read at each call, see [Manager.Tracker]), and
-	// for the victims' age in Hooks. Nil means real time.
+	// buckets (podrank's Options.Now), for the private Tracker (read at
+	// each call, see [Manager.Tracker]), and for the victims' age in Hooks.
+	// Nil means real time.
 	Clock Clock
 	// Ranking configures the choice of pods to delete ([podrank.ForDeletion]).
-	// Its Now field is ignored: the Manager sets it from Clock. The zero
-	// value is upstream's ranking.
+	// Its Now field must stay zero: the Manager ranks at Clock's time, and
+	// ManageReplicas returns an error rather than ignore a Now that is set.
+	// The zero value is upstream's ranking.
 	Ranking podrank.Options
 	// SlowStart configures the create batches ([slowstart.Run]). The zero
 	// value is upstream's: a first batch of 1, doubling, no cap.

@@ -40,7 +40,7 @@ func TestModelOwnersComeAndGo(t *testing.T) {
 		cfg := reconcile.ReplicaSets()
 		cfg.Owners, cfg.Pods, cfg.Control = owners, informerPods(c), c.Client
 		cfg.Patcher = &recPatcher{api: c.API}
-		cfg.WriteStatus = noStatus
+		noStatus(&cfg)
 		cfg.Clock = c.Clock
 		cfg.TrackCreations = rapid.Bool().Draw(t, "track")
 		cfg.BurstReplicas = rapid.IntRange(1, 3).Draw(t, "burst")

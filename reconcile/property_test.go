@@ -29,7 +29,7 @@ func TestPropertyRoundsSatisfiedByEvents(t *testing.T) {
 		cfg := reconcile.ReplicaSets()
 		cfg.Owners, cfg.Pods, cfg.Control = oneOwner{rs}, informerPods(c), c.Client
 		cfg.Patcher = &recPatcher{api: c.API}
-		cfg.WriteStatus = noStatus
+		noStatus(&cfg)
 		cfg.Clock = c.Clock
 		cfg.BurstReplicas = burst
 		cfg.TrackCreations = rapid.Bool().Draw(t, "track")

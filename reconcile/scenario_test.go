@@ -139,12 +139,14 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	cfg.Pods = informerPods(c)
 	cfg.Control = c.Client
 	cfg.Patcher = &recPatcher{api: c.API}
-	cfg.WriteStatus = noStatus
+	noStatus(&cfg)
 	cfg.Clock = c.Clock
 	cfg.TrackCreations = setup.Track
 	cfg.SlowStart = slowstart.Options{MaxBatchSize: 1}
 	cfg.NameGenerator = r.name
-	cfg.Expectations = expectations.Options{Policy: setup.Policy, Hooks: expectations.Hooks{
+	// EvidenceFirst comes with Exact, which tracks creations too.
+	cfg.Exact = setup.Policy == expectations.EvidenceFirst
+	cfg.Expectations = expectations.Options{Hooks: expectations.Hooks{
 		Deferred: func(string, *expectations.StaleCacheError) { r.fig.Deferrals++ },
 	}}
 	cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion

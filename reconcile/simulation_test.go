@@ -236,15 +236,16 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	cfg.Pods = informerPods(c)
 	cfg.Control = c.Client
 	cfg.Patcher = &recPatcher{api: c.API}
-	cfg.WriteStatus = s.writeStatus
+	noStatus(&cfg)
+	cfg.Status = s.status
 	cfg.Clock = c.Clock
 	cfg.BurstReplicas = s.burst
 	cfg.TrackCreations = s.track
 	// Called sequentially within one call, and calls do not overlap here.
 	cfg.NameGenerator = func(prefix string) string { seq++; return prefix + strconv.Itoa(seq) }
-	cfg.Expectations = expectations.Options{
-		Policy: rapid.SampledFrom([]expectations.ExpiryPolicy{expectations.ExpireAfterTTL, expectations.EvidenceFirst}).Draw(t, "policy"),
-	}
+	// Exact is tracked creations with EvidenceFirst: counted creations
+	// with evidence are rejected by NewController.
+	cfg.Exact = s.track && rapid.Bool().Draw(t, "exact")
 	cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion // for EvidenceFirst, and the gate
 	cfg.DisableConsistencyGate = !s.gate
 	ctrl, err := reconcile.NewController(cfg)
@@ -313,13 +314,14 @@ func (s *simState) live() int {
 	return n
 }
 
-// writeStatus checks the status computed from a sync's result.
-func (s *simState) writeStatus(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+// status checks the status computed from a sync's result; the simulated
+// API holds pods only, so nothing is written.
+func (s *simState) status(rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, bool) {
 	st := status.Calculate(rs, res.Active, res.Terminating, res.ManageErr, res.Now, status.Options{})
 	if int(st.Replicas) != len(res.Active) || st.ReadyReplicas > st.Replicas {
 		s.t.Fatalf("status %+v does not match %d active pods", st, len(res.Active))
 	}
-	return nil, nil // the simulated API holds pods only: nothing to record
+	return nil, false
 }
 
 // sync is one pass of the controller loop, with the per-sync invariants.

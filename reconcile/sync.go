@@ -14,9 +14,9 @@ import (
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
-// SyncResult reports what [Controller.Sync] saw and did. Config.WriteStatus
-// receives it (RequeueAfter still 0) to compute the status; Sync returns
-// it complete. Its slices are new; the pods in them are the caller's, or
+// SyncResult reports what [Controller.Sync] saw and did. Config.Status
+// receives it (StatusWritten, Written and RequeueAfter still zero) to
+// compute the status; Sync returns it complete. Its slices are new; the pods in them are the caller's, or
 // the PodControl's and PodPatcher's returns.
 type SyncResult struct {
 	// Owner is what Config.Describe said about the owner, with Key, Object
@@ -52,7 +52,7 @@ type SyncResult struct {
 	// not run.
 	Outcome Outcome
 	// ManageErr is the manage step's error, nil when it succeeded or did
-	// not run. WriteStatus puts it in the ReplicaFailure condition
+	// not run. Config.Status puts it in the ReplicaFailure condition
 	// (status.Calculate's manageErr, status.SetReplicaFailure); Sync returns
 	// it when the status write succeeded.
 	ManageErr error
@@ -66,6 +66,13 @@ type SyncResult struct {
 	// Now is the single clock reading the status is computed at,
 	// taken after the manage step.
 	Now time.Time
+	// StatusWritten reports that Config.Status asked for a write and
+	// Config.StatusWriter made it; false when the status was already right
+	// or the write failed (Sync then returns its error).
+	StatusWritten bool
+	// Written is the owner as the API server answered the status write,
+	// a T; nil unless StatusWritten.
+	Written Object
 	// RequeueAfter > 0 asks the caller to sync the owner again after that
 	// long, so that ready pods are counted available once MinReadySeconds
 	// have passed. It is set only when the status write and the
@@ -104,15 +111,17 @@ type SyncResult struct {
 //  5. The manage step ([Manager.ManageReplicas] semantics) runs when the
 //     expectations are satisfied and the owner is not being deleted
 //     with the related pods when pods must be deleted.
-//  6. The clock is read once, the pods counted, and
-//     Config.WriteStatus called.
+//  6. The clock is read once, the pods counted, Config.Status
+//     computes the status and, unless it is already right,
+//     Config.StatusWriter writes it.
 //  7. The error is the status write's, else the manage step's, else nil;
 //     only then is the availability requeue offered (RequeueAfter, R-10.8).
 //
 // The controller's writes are recorded for the gate (and for EvidenceFirst)
 // as they happen: every successful pod create and adoption patch under
-// pods, the object WriteStatus returns under Config.Resource; releases and
-// deletes are not.
+// pods, the version the server answered a status write with (the cached
+// owner's after a skipped write, as upstream) under Config.Resource;
+// releases and deletes are not.
 //
 // With Config.Fence set, the fence is asked immediately before each write
 // (adoption, release, create, delete, status); its first refusal ends the
@@ -213,17 +222,11 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		// status. Its error already names the owner.
 		return res, res.ManageErr
 	}
-	if err := checkFence(c.cfg.Fence, key, "writing status"); err != nil {
-		return res, err
-	}
-	written, err := c.cfg.WriteStatus(ctx, obj, res)
-	if err != nil {
-		return res, fmt.Errorf("reconcile: owner %s: writing status: %w", key, err)
-	}
-	if c.cfg.Resource.Resource != "" && !isNilValue(written) {
-		if rv := written.GetResourceVersion(); rv != "" {
-			c.tracker.Wrote(key, obj.GetUID(), c.cfg.Resource, rv)
+	if err := c.writeStatus(ctx, key, obj, &res); err != nil {
+		if errors.Is(err, ErrFenced) {
+			return res, err // it names the owner and the write
 		}
+		return res, statusError(key, err)
 	}
 	if res.ManageErr != nil {
 		return res, fmt.Errorf("reconcile: owner %s: %w", key, res.ManageErr)

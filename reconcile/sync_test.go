@@ -173,11 +173,14 @@ func TestSyncClockReadings(t *testing.T) {
 				podtest.Ready(t0.Add(-3*time.Second)))
 			c := newRecController(t, newRecOwners(rs), []*corev1.Pod{p}, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 				cfg.Clock = clock
-				cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+				cfg.Status = func(rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, bool) {
 					assert.Equal(t, t0, res.Now)
-					clock.Step(tc.write)
-					return rs, nil
+					return rs.DeepCopy(), true
 				}
+				cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+					clock.Step(tc.write)
+					return next, nil
+				})
 			})
 			res, err := c.Sync(t.Context(), "default/web")
 			require.NoError(t, err)
@@ -220,7 +223,7 @@ func TestSyncErrorOrder(t *testing.T) {
 			assert.Zero(t, res.RequeueAfter)
 			writes := c.status.writes()
 			require.Len(t, writes, 1)
-			assert.Equal(t, tc.createErr != nil, writes[0].ManageErr != nil, "WriteStatus sees the manage error")
+			assert.Equal(t, tc.createErr != nil, writes[0].ManageErr != nil, "Status sees the manage error")
 		})
 	}
 }

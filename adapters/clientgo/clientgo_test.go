@@ -205,33 +205,54 @@ func TestPodControlErrors(t *testing.T) {
 }
 
 // a failed status write is retried once on a fresh GET; at most two
-// updates and one GET; the GET's error wins when it fails.
-func TestReplicaSetStatusRetry(t *testing.T) {
+// updates and one GET; the GET's error wins when it fails; the retry carries
+// the status asked for (observedGeneration included) onto the fresh object.
+func TestReplicaSetStatusWriterRetry(t *testing.T) {
 	rs := replicaSet("web", 1)
 	rs.UID, rs.Generation = types.UID("u"), 2
-	cs := fake.NewClientset(rs)
-	calls := map[string]int{}
-	cs.PrependReactor("*", "replicasets", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		calls[a.GetVerb()+"/"+a.GetSubresource()]++
-		if a.GetVerb() == "update" {
-			return true, nil, apierrors.NewConflict(appsv1.Resource("replicasets"), "web", errors.New("stale"))
-		}
-		return false, nil, nil
-	})
-	write := clientgo.ReplicaSetStatus(cs, statusOptions())
-	got, err := write(t.Context(), rs, reconcile.SyncResult{Now: time.Unix(0, 0)})
-	assert.True(t, apierrors.IsConflict(err))
-	assert.Nil(t, got)
-	assert.Equal(t, map[string]int{"update/status": 2, "get/": 1}, calls)
-	assert.Zero(t, rs.Status.ObservedGeneration, "the caller's object is not modified")
-
-	zero := int32(0)
-	rs.Status.ObservedGeneration, rs.Status.TerminatingReplicas = 2, &zero
-	clear(calls)
-	got, err = write(t.Context(), rs, reconcile.SyncResult{Now: time.Unix(0, 0)})
-	require.NoError(t, err)
-	assert.Same(t, rs, got, "nothing to write: the cached object is returned")
-	assert.Empty(t, calls, "nothing to write: no API call (R-8.6)")
+	for _, tc := range []struct {
+		name      string
+		failures  int // updates that fail with a conflict
+		getErr    error
+		wantCalls map[string]int
+		wantErr   func(error) bool
+	}{
+		{"R-8.7 first write succeeds", 0, nil, map[string]int{"update/status": 1}, nil},
+		{"R-8.7 one retry on a fresh object", 1, nil, map[string]int{"update/status": 2, "get/": 1}, nil},
+		{"R-8.7 the second failure is returned", 2, nil, map[string]int{"update/status": 2, "get/": 1}, apierrors.IsConflict},
+		{"R-8.7 the GET's error wins", 1, apierrors.NewServiceUnavailable("down"), map[string]int{"update/status": 1, "get/": 1}, apierrors.IsServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(rs.DeepCopy())
+			calls := map[string]int{}
+			cs.PrependReactor("*", "replicasets", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				calls[a.GetVerb()+"/"+a.GetSubresource()]++
+				switch {
+				case a.GetVerb() == "update" && calls["update/status"] <= tc.failures:
+					return true, nil, apierrors.NewConflict(appsv1.Resource("replicasets"), "web", errors.New("stale"))
+				case a.GetVerb() == "get" && tc.getErr != nil:
+					return true, nil, tc.getErr
+				}
+				return false, nil, nil
+			})
+			next := rs.DeepCopy()
+			next.Status.Replicas, next.Status.ObservedGeneration = 1, 2
+			got, err := clientgo.ReplicaSetStatusWriter{Client: cs}.WriteStatus(t.Context(), next)
+			assert.Equal(t, tc.wantCalls, calls)
+			if tc.wantErr != nil {
+				assert.True(t, tc.wantErr(err), "%v", err)
+				assert.Nil(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, next.Status, got.Status, "the server's object, with the status asked for")
+			stored, err := cs.AppsV1().ReplicaSets(ns).Get(t.Context(), "web", metav1.GetOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, int64(2), stored.Status.ObservedGeneration)
+		})
+	}
+	_, err := clientgo.ReplicaSetStatusWriter{}.WriteStatus(t.Context(), rs)
+	assert.ErrorContains(t, err, "clientgo: ReplicaSetStatusWriter: nil Client")
 }
 
 func TestUnwrap(t *testing.T) {

@@ -3,9 +3,10 @@
 // pod lookups over informer caches ([Owners], [Pods]), informer event
 // handlers that unwrap tombstones and enqueue the owners the Controller names
 // ([Register]), a worker loop over a rate-limited workqueue ([Worker]), and the
-// ReplicaSet status write with its retry ([ReplicaSetStatus]), and the
-// informers' store versions for the consistency gate ([CacheVersions]).
-// [ReplicaSets] puts them together for apps/v1 ReplicaSets, gate on:
+// ReplicaSet status write with upstream's retry ([ReplicaSetStatusWriter]),
+// and the informers' store versions for the consistency gate
+// ([CacheVersions]). [ReplicaSets] puts them together for apps/v1
+// ReplicaSets; the consistency gate is on, as in upstream v1.37:
 //
 //	cfg := clientgo.ReplicaSets(client, factory, recorder)
 //	ctrl, err := reconcile.NewController(cfg)

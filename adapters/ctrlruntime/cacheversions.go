@@ -16,8 +16,8 @@ import (
 // owners of type T that reads pods and owners through informers (in a
 // manager: mgr.GetCache()): each func is the informer store's
 // LastStoreSyncResourceVersion, the version of the latest list, event or
-// bookmark the cache has applied. Set it as Config.CacheVersions to give the
-// reconciler read-your-own-writes: the consistency gate defers a
+// bookmark the cache has applied. [NewConfig] sets it as Config.CacheVersions,
+// which gives the reconciler read-your-own-writes: the consistency gate defers a
 // sync while the cache is older than the controller's own pod creates,
 // adoptions or status write for that owner, and the EvidenceFirst policy
 // gets the pods' version.
@@ -29,7 +29,7 @@ import (
 // not: a cache restricted to namespaces (cache.Options.DefaultNamespaces,
 // or ByObject[…].Namespaces for pods or T) keeps one informer per namespace
 // behind a wrapper that exposes no store, and informertest.FakeInformers
-// have none either. Leave Config.CacheVersions unset then (no gate, as
+// have none either. Pass nil informers to NewConfig then (no gate, as
 // upstream before 1.36), or build the controller on a cache over all
 // namespaces.
 //

@@ -95,7 +95,7 @@ func TestCacheVersionsNeedsClientGoInformers(t *testing.T) {
 func TestNewConfigResource(t *testing.T) {
 	s := scheme(t)
 	c := fake.NewClientBuilder().WithScheme(s).Build() // an empty RESTMapper
-	guessed, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, s, nil)
+	guessed, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
 	require.NoError(t, err)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, guessed.Resource)
 
@@ -103,7 +103,38 @@ func TestNewConfigResource(t *testing.T) {
 	m.AddSpecific(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), appsv1.SchemeGroupVersion.WithResource("rsets"),
 		appsv1.SchemeGroupVersion.WithResource("rset"), meta.RESTScopeNamespace)
 	c = fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
-	mapped, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, s, nil)
+	mapped, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
 	require.NoError(t, err)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "rsets"}, mapped.Resource, "the mapper's answer wins")
+}
+
+// the gate is on by default, as in the client-go adapter: given
+// the manager's cache, NewConfig wires its versions itself (the old
+// NewConfig left the gate off unless the caller also called
+// CacheVersions). A cache restricted to namespaces is reported once, by
+// NewConfig, with how to run without the gate; nil informers do that, and
+// the Config says so.
+func TestNewConfigTurnsTheGateOn(t *testing.T) {
+	s := scheme(t)
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	informers := newCache(t, cache.Options{})
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, s, nil)
+	require.NoError(t, err)
+	require.NotNil(t, cfg.CacheVersions.Pods, "the gate and Exact have the pods' version")
+	require.NotNil(t, cfg.CacheVersions.Owners)
+	assert.False(t, cfg.DisableConsistencyGate)
+	storeOf(t, informers, &corev1.Pod{}).Bookmark("41")
+	assert.Equal(t, "41", cfg.CacheVersions.Pods())
+	assert.IsType(t, ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{}, cfg.StatusWriter)
+
+	namespaced := newCache(t, cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}, "b": {}}})
+	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, namespaced, s, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ctrlruntime: NewConfig: the consistency gate")
+	assert.Contains(t, err.Error(), "pass nil informers to run without it")
+
+	off, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
+	require.NoError(t, err)
+	assert.True(t, off.DisableConsistencyGate, "nil informers: the gate is off, and the Config says so")
+	assert.Nil(t, off.CacheVersions.Pods)
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -15,12 +16,22 @@ import (
 
 // NewConfig returns a [reconcile.Config] for owners of type T with the
 // client-side fields filled: Kind (from scheme), Resource (below), Owners
-// ([NewOwners] over c and live), Pods (over c) and Control and Patcher
-// ([PodControl] over c, with recorder, which may be nil). In a manager pass
-// mgr.GetClient(), mgr.GetAPIReader() and mgr.GetScheme(). The caller sets
-// Describe and WriteStatus (and any tuning) before [reconcile.NewController],
-// and, for read-your-own-writes (the consistency gate), CacheVersions from
-// [CacheVersions].
+// ([NewOwners] over c and live), Pods (over c), Control and Patcher
+// ([PodControl] over c, with recorder, which may be nil), StatusWriter
+// ([StatusWriter] over c) and CacheVersions (from informers). In a manager
+// pass mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache() and
+// mgr.GetScheme(). The caller sets Describe and Status (and any tuning)
+// before [reconcile.NewController].
+//
+// The consistency gate is on, as in upstream v1.37: a sync waits while a
+// cache is older than the controller's own writes for that owner; set
+// DisableConsistencyGate to turn it off. Its versions come from informers
+// ([CacheVersions]), which also gives Exact (tracked creations with
+// evidence) the pod version it needs. A cache whose informers expose no
+// store (a cache restricted to namespaces) is an error, returned here once,
+// that says how to run without the gate: pass nil informers, and the Config
+// has no CacheVersions and DisableConsistencyGate set (upstream before
+// v1.36).
 //
 // Resource, the owners' group and resource under which the status writes
 // are recorded for the gate, comes from c's RESTMapper; when it cannot map
@@ -29,7 +40,7 @@ import (
 // (meta.UnsafeGuessKindToResource: PodSet → podsets, Policy → policies). It
 // only names the owners' cache in the gate's record and errors, so a wrong
 // guess changes no decision.
-func NewConfig[T reconcile.Object](c client.Client, live client.Reader, scheme *runtime.Scheme, recorder events.EventRecorder) (reconcile.Config[T], error) {
+func NewConfig[T reconcile.Object](c client.Client, live client.Reader, informers cache.Informers, scheme *runtime.Scheme, recorder events.EventRecorder) (reconcile.Config[T], error) {
 	owners, err := NewOwners[T](c, live, scheme)
 	if err != nil {
 		return reconcile.Config[T]{}, err
@@ -43,14 +54,25 @@ func NewConfig[T reconcile.Object](c client.Client, live client.Reader, scheme *
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: %w", err)
 	}
 	pc := PodControl{Client: c, Recorder: recorder}
-	return reconcile.Config[T]{
-		Kind:     gvks[0],
-		Resource: resourceOf(c.RESTMapper(), gvks[0]),
-		Owners:   owners,
-		Pods:     Pods{Reader: c},
-		Control:  pc,
-		Patcher:  pc,
-	}, nil
+	cfg := reconcile.Config[T]{
+		Kind:         gvks[0],
+		Resource:     resourceOf(c.RESTMapper(), gvks[0]),
+		Owners:       owners,
+		Pods:         Pods{Reader: c},
+		Control:      pc,
+		Patcher:      pc,
+		StatusWriter: StatusWriter[T]{Client: c},
+	}
+	if informers == nil {
+		cfg.DisableConsistencyGate = true
+		return cfg, nil
+	}
+	cfg.CacheVersions, err = CacheVersions[T](informers)
+	if err != nil {
+		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: the consistency gate (on by default, as upstream v1.37) needs the caches' versions: %w; "+
+			"pass nil informers to run without it (as upstream before v1.36), or build the controller on a cache over all namespaces", err)
+	}
+	return cfg, nil
 }
 
 // resourceOf maps gvk to its group and resource with mapper, or by

@@ -119,9 +119,7 @@ func controller(t *testing.T, c client.Client) *reconcile.Controller[*appsv1.Rep
 	require.NoError(t, err)
 	pc := ctrlruntime.PodControl{Client: c}
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = owners, ctrlruntime.Pods{Reader: c}, pc, pc
-	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		return rs, nil
-	}
+	cfg.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: c}
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	return ctrl
@@ -178,7 +176,7 @@ func TestHandlers(t *testing.T) {
 
 func TestNewConfig(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, scheme(t), nil)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, scheme(t), nil)
 	require.NoError(t, err)
 	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cfg.Kind)
 	assert.NotNil(t, cfg.Owners)
@@ -187,6 +185,6 @@ func TestNewConfig(t *testing.T) {
 	assert.NotNil(t, cfg.Patcher)
 	_, err = reconcile.NewController(cfg)
 	assert.ErrorContains(t, err, "Describe", "the caller's part is still missing")
-	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, runtime.NewScheme(), nil)
+	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, runtime.NewScheme(), nil)
 	assert.Error(t, err)
 }

@@ -3,13 +3,13 @@
 // pod lookups over the manager's cache with live reads through its API
 // reader ([Owners], [Pods]), typed event handlers that feed the Controller and
 // enqueue reconcile.Requests ([PodHandler], [OwnerHandler]), the Reconciler
-// adapter ([Reconciler]) and a builder helper ([Register]). [NewConfig] fills
-// every client-side field of a [reconcile.Config]:
+// adapter ([Reconciler]), the status write ([StatusWriter]) and a builder
+// helper ([Register]). [NewConfig] fills every client-side field of a
+// [reconcile.Config], the consistency gate's cache versions included:
 //
-//	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), recorder)
-//	cfg.Describe = describe       // owner facts of a PodSet
-//	cfg.WriteStatus = writeStatus // the PodSet status write
-//	cfg.CacheVersions, err = ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache()) // read-your-own-writes
+//	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), recorder)
+//	cfg.Describe = describe // owner facts of a PodSet
+//	cfg.Status = status     // the PodSet status, computed (a pure function)
 //	c, err := reconcile.NewController(cfg)
 //	err = ctrlruntime.Register(mgr, "podset", c)
 //
@@ -18,9 +18,10 @@
 //
 // [CacheVersions] reads the versions of the manager's informer caches from
 // the client-go informers behind controller-runtime's cache.Informer
-// interface (which has none of its own), for the consistency gate: a
-// reconcile is deferred while the cache is older than the controller's own
-// writes for that owner.
+// interface (which has none of its own), for the consistency gate, on by
+// default as in upstream v1.37 and in package clientgo: a reconcile is
+// deferred while the cache is older than the controller's own writes for
+// that owner.
 //
 // No field index is added: the Controller asks only for a namespace's pods
 // and owners, which the cache's built-in namespace index already serves.

@@ -1,7 +1,6 @@
 package ctrlruntime_test
 
 import (
-	"context"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,36 +17,30 @@ import (
 )
 
 // NewConfig fills the client side; the caller adds what the owner wants
-// and how its status is written. In a manager, pass mgr.GetClient(),
-// mgr.GetAPIReader() and mgr.GetScheme(), then ctrlruntime.Register.
+// and how its status is computed. In a manager, pass mgr.GetClient(),
+// mgr.GetAPIReader(), mgr.GetCache() and mgr.GetScheme(), then
+// ctrlruntime.Register. Here nil informers: no consistency gate.
 func ExampleNewConfig() {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	c := fake.NewClientBuilder().WithScheme(scheme).Build()
 
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, scheme, nil)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, scheme, nil)
 	if err != nil {
 		panic(err)
 	}
 	cfg.Describe = reconcile.ReplicaSets().Describe
-	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		return rs, nil // nothing written
-	}
+	cfg.Status = reconcile.ReplicaSets().Status // upstream's; NewConfig set the StatusWriter
 	ctrl, err := reconcile.NewController(cfg)
-	fmt.Println(cfg.Kind.Kind, err == nil, ctrl.Len())
-	// Output: ReplicaSet true 0
+	fmt.Println(cfg.Kind.Kind, err == nil, ctrl.Len(), cfg.DisableConsistencyGate)
+	// Output: ReplicaSet true 0 true
 }
 
-// Read-your-own-writes for a controller-runtime reconciler: the cache
-// versions of the manager's informers turn on the consistency gate, so a
-// sync waits while the cache is older than the controller's own writes. In
-// a manager:
-//
-//	if cfg.CacheVersions, err = ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache()); err != nil {
-//		return err
-//	}
-//
-// Here the cache is one a manager would build, not started.
+// Read-your-own-writes for a controller-runtime reconciler: given the
+// manager's cache, NewConfig reads its informers' versions, so the
+// consistency gate is on, as upstream v1.37's: a sync waits while the cache
+// is older than the controller's own writes. Here the cache is one a
+// manager would build, not started.
 func ExampleCacheVersions() {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -59,13 +52,10 @@ func ExampleCacheVersions() {
 		panic(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).Build()
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, scheme, nil)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, scheme, nil)
 	if err != nil {
 		panic(err)
 	}
-	if cfg.CacheVersions, err = ctrlruntime.CacheVersions[*appsv1.ReplicaSet](informers); err != nil {
-		panic(err)
-	}
-	fmt.Printf("owners %v, pods cache at %q\n", cfg.Resource, cfg.CacheVersions.Pods())
-	// Output: owners replicasets.apps, pods cache at ""
+	fmt.Printf("owners %v, pods cache at %q, gate off: %v\n", cfg.Resource, cfg.CacheVersions.Pods(), cfg.DisableConsistencyGate)
+	// Output: owners replicasets.apps, pods cache at "", gate off: false
 }

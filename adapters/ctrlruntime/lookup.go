@@ -21,7 +21,7 @@ import (
 // usable. It is safe for concurrent use. The lists are not deep-copied
 // (client.UnsafeDisableDeepCopy: the objects share memory with the cache
 // and must not be modified, which reconcile never does); Get returns a
-// copy, since Config.WriteStatus receives it.
+// copy, since Config.Status receives it.
 type Owners[T reconcile.Object] struct {
 	cache, live client.Reader
 	newObj      func() T

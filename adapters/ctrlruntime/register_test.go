@@ -40,12 +40,10 @@ func newManager(t *testing.T) ctrl.Manager {
 
 func managerController(t *testing.T, mgr ctrl.Manager) *reconcile.Controller[*appsv1.ReplicaSet] {
 	t.Helper()
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), nil)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), nil)
 	require.NoError(t, err)
 	cfg.Describe = reconcile.ReplicaSets().Describe
-	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		return rs, nil
-	}
+	cfg.Status = reconcile.ReplicaSets().Status
 	c, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	return c
@@ -84,9 +82,7 @@ func TestReconcilerRequeuesADeferral(t *testing.T) {
 	require.NoError(t, err)
 	pc := ctrlruntime.PodControl{Client: cl}
 	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = owners, ctrlruntime.Pods{Reader: cl}, pc, pc
-	cfg.WriteStatus = func(_ context.Context, rs *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		return rs, nil
-	}
+	cfg.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
 	podsVersion := "5"
 	cfg.CacheVersions = reconcile.CacheVersions{Pods: func() string { return podsVersion }}
 	c, err := reconcile.NewController(cfg)

@@ -31,7 +31,6 @@ import (
 	"github.com/reconcilekit/reconcilekit/examples/election"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
 func main() {
@@ -82,6 +81,7 @@ func main() {
 		PprofBindAddress:       *pprofAddr,
 		Cache:                  cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
 	}
+	var fence func() error
 	if le.Enabled {
 		// Before the manager is built: its clients get the fenced transport.
 		lock, err := le.Fence(rc)
@@ -97,6 +97,7 @@ func main() {
 		mopts.LeaseDuration = &le.LeaseDuration
 		mopts.RenewDeadline = &le.RenewDeadline
 		mopts.RetryPeriod = &le.RetryPeriod
+		fence = lock.Fence
 	}
 	mgr, err := ctrl.NewManager(rc, mopts)
 	if err != nil {
@@ -106,11 +107,8 @@ func main() {
 	ropts := controller.Options{
 		Recorder: mgr.GetEventRecorder("podset-controller"),
 		Workers:  *workers,
-	}
-	if *exact {
-		// SetupWithManager feeds EvidenceFirst the pod cache's version.
-		ropts.TrackCreations = true
-		ropts.Expectations = expectations.Options{Policy: expectations.EvidenceFirst}
+		Exact:    *exact, // SetupWithManager gives it the pod cache's version
+		Fence:    fence,
 	}
 	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
 		log.Error(err, "setting up the controller")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -246,70 +245,11 @@ func explainVictims(victims, active []*corev1.Pod, now time.Time) string {
 	return strings.Join(parts, ", ")
 }
 
-// reason names the first rule of the deletion ranking that orders v before
-// k (ranks are 0 for a bare ReplicaSet and are left out).
+// reason names the step of the deletion ranking that orders v before k
+// (podrank.Explain; ranks are 0 for a bare ReplicaSet).
 func reason(v, k *corev1.Pod, now time.Time) string {
-	switch {
-	case v.Spec.NodeName == "" && k.Spec.NodeName != "":
-		return "unscheduled (R-6.1)"
-	case phaseOrder(v) < phaseOrder(k):
-		return fmt.Sprintf("%s (R-6.2)", strings.ToLower(string(v.Status.Phase)))
-	case !ready(v) && ready(k):
-		return "not ready (R-6.3)"
-	}
-	cv, _ := podrank.DeletionCost(v)
-	ck, _ := podrank.DeletionCost(k)
-	if cv < ck {
-		return "lower deletion cost (R-6.4)"
-	}
-	rv, rk := readySince(v), readySince(k)
-	if ready(v) && ready(k) && !rv.Equal(rk) {
-		if bucket(rv, now) < bucket(rk, now) {
-			return "ready more recently (R-6.6)"
-		}
-		return "same log2 ready bucket, by UID (R-6.6)"
-	}
-	return "newer or tied (R-6.7, R-6.8)"
-}
-
-func phaseOrder(p *corev1.Pod) int {
-	switch p.Status.Phase {
-	case corev1.PodUnknown:
-		return 1
-	case corev1.PodRunning:
-		return 2
-	}
-	return 0
-}
-
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func ready(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
-func readySince(p *corev1.Pod) time.Time {
-	if c := readyCondition(p); c != nil && c.Status == corev1.ConditionTrue {
-		return c.LastTransitionTime.Time
-	}
-	return time.Time{}
-}
-
-// bucket is ⌊log2(now − t in ns)⌋, −1 for t at or after now.
-func bucket(t, now time.Time) int {
-	d := now.Sub(t)
-	if d <= 0 {
-		return -1
-	}
-	return int(math.Log2(float64(d)))
+	_, rule := podrank.Explain(podrank.Ranked{Pod: v}, podrank.Ranked{Pod: k}, podrank.Options{Now: now})
+	return rule.String()
 }
 
 // summary prints the totals after the scenario.

@@ -23,8 +23,8 @@ func runningPod(uid string, readyFor time.Duration) *corev1.Pod {
 	}
 }
 
-// The explanation names the first ranking rule (docs/rules.md §6) that puts the
-// victim before the kept pod.
+// The explanation names the ranking step (docs/rules.md §6, podrank.Explain)
+// that puts the victim before the kept pod.
 func TestReason(t *testing.T) {
 	kept := runningPod("k", time.Hour)
 	unscheduled := runningPod("a", time.Hour)
@@ -42,13 +42,13 @@ func TestReason(t *testing.T) {
 		victim *corev1.Pod
 		want   string
 	}{
-		"R-6.1 unscheduled":    {unscheduled, "unscheduled (R-6.1)"},
-		"R-6.2 phase":          {pending, "pending (R-6.2)"},
-		"R-6.3 readiness":      {notReady, "not ready (R-6.3)"},
-		"R-6.4 deletion cost":  {cheap, "lower deletion cost (R-6.4)"},
-		"R-6.6 newer bucket":   {fresh, "ready more recently (R-6.6)"},
-		"R-6.6 same bucket":    {sameBucket, "same log2 ready bucket, by UID (R-6.6)"},
-		"R-6.8 tied otherwise": {runningPod("g", time.Hour), "newer or tied (R-6.7, R-6.8)"},
+		"R-6.1 unscheduled":    {unscheduled, "unscheduled"},
+		"R-6.2 phase":          {pending, "earlier phase"},
+		"R-6.3 readiness":      {notReady, "not ready"},
+		"R-6.4 deletion cost":  {cheap, "lower deletion cost"},
+		"R-6.6 newer bucket":   {fresh, "ready more recently"},
+		"R-6.6 same bucket":    {sameBucket, "ready more recently"},
+		"R-6.8 tied otherwise": {runningPod("g", time.Hour), "tie"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Equal(t, tc.want, reason(tc.victim, kept, now))
@@ -58,7 +58,7 @@ func TestReason(t *testing.T) {
 
 func TestExplainVictims(t *testing.T) {
 	a, b, c := runningPod("a", time.Second), runningPod("b", 2*time.Second), runningPod("c", time.Hour)
-	assert.Equal(t, "2 ready more recently (R-6.6)", explainVictims([]*corev1.Pod{a, b}, []*corev1.Pod{a, b, c}, now))
+	assert.Equal(t, "2 ready more recently", explainVictims([]*corev1.Pod{a, b}, []*corev1.Pod{a, b, c}, now))
 	assert.Equal(t, "every active pod goes", explainVictims([]*corev1.Pod{a}, []*corev1.Pod{a}, now))
 }
 

@@ -55,8 +55,7 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(cfg.namespace),
 		informers.WithTransform(clientgo.TrimManagedFields))
-	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
-	ctrl, err := controller.New(client, rsInf, podInf, controller.Options{
+	ctrl, err := controller.New(client, factory, controller.Options{
 		Recorder:               recorder,
 		Exact:                  cfg.exact,
 		DisableConsistencyGate: !cfg.gate,
@@ -89,6 +88,7 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 		})
 	}
 
+	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
 	d := &driver{cfg: cfg, client: client, rsLister: rsInf.Lister(), podLister: podInf.Lister(), prog: prog, expectations: ctrl.Expectations()}
 	rs, err := d.createReplicaSet(ctx)
 	if err != nil {

@@ -27,7 +27,7 @@ func serve(ctx context.Context, cfg config, client kubernetes.Interface, srv *se
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(cfg.namespace),
 		informers.WithTransform(clientgo.TrimManagedFields))
-	ctrl, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), controller.Options{
+	ctrl, err := controller.New(client, factory, controller.Options{
 		Recorder:               recorder,
 		Exact:                  cfg.exact,
 		DisableConsistencyGate: !cfg.gate,

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,17 @@ func TestCountDirSkipsTestsAndGenerated(t *testing.T) {
 	code, all, files, err := countDir(dir)
 	if err != nil || code != 2 || all != 3 || len(files) != 1 {
 		t.Fatalf("code %d all %d files %v err %v", code, all, files, err)
+	}
+}
+
+// README is for users, and stays short (issue 27): at most 200 lines. A
+// longer text belongs in docs/, linked from README.
+func TestREADMEAtMost200Lines(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 200 {
+		t.Errorf("README.md has %d lines, want at most 200: move the detail into docs/ and link it", n)
 	}
 }

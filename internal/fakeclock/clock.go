@@ -1,5 +1,6 @@
 // Package fakeclock provides a manually advanced clock for tests. It
-// satisfies every package's one-method Clock interface.
+// satisfies the library's one clock interface, expectations.Clock (which
+// reconcile.Clock names too).
 //
 // It does not model timers or tickers: only Now.
 package fakeclock

@@ -38,7 +38,6 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/reconcile"
-	"github.com/reconcilekit/reconcilekit/status"
 )
 
 // This file drives two whole ReplicaSet controllers through the same random
@@ -387,7 +386,7 @@ func newOurSide(t *rapid.T, clk *testingclock.FakeClock, indexed bool) *ourSide 
 	cfg.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
 	pc := clientgo.PodControl{Client: c.client}
 	cfg.Control, cfg.Patcher = pc, pc
-	cfg.WriteStatus = clientgo.ReplicaSetStatus(c.client, status.Options{})
+	cfg.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: c.client}
 	cfg.Clock = clk
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {

@@ -68,9 +68,9 @@ func eventsOnlyConfig(rsLister appslisters.ReplicaSetLister, podLister coreliste
 	cfg.Patcher = reconcile.PodPatcherFunc(func(context.Context, *corev1.Pod, []byte) (*corev1.Pod, error) {
 		return nil, errNoWrites
 	})
-	cfg.WriteStatus = func(context.Context, *appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
+	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 		return nil, errNoWrites
-	}
+	})
 	cfg.Clock = clock
 	return cfg
 }

@@ -6,12 +6,11 @@
 package controller
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
@@ -24,12 +23,15 @@ import (
 
 // Options configure [New]; the zero value is upstream's behaviour.
 type Options struct {
-	Recorder       events.EventRecorder    // pod events; nil records none
-	Expectations   expectations.Options    // e.g. Policy: expectations.EvidenceFirst
-	TrackCreations bool                    // name pods and expect them by key
-	Clock          reconcile.Clock         // nil: real time
-	CacheVersions  reconcile.CacheVersions // the informers' versions: read-your-own-writes (SetupWithManager sets them)
-	Workers        int                     // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
+	Recorder       events.EventRecorder // pod events; nil records none
+	Cache          cache.Informers      // the manager's cache, for the consistency gate (SetupWithManager sets it); nil: no gate
+	Exact          bool                 // exact expectations: pods named and expected by key, decided by the cache's version
+	TrackCreations bool                 // pods named and expected by key, without the evidence
+	Expectations   expectations.Options // e.g. TTL
+	Clock          reconcile.Clock      // nil: real time
+	Hooks          reconcile.Hooks      // e.g. metrics of the manage step
+	Fence          func() error         // leader election's fence (adapters/fencing); nil: never fenced
+	Workers        int                  // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -48,22 +50,19 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // SetupWithManager builds the Controller from mgr and registers it there.
-// It sets opts.CacheVersions from mgr's cache: a sync waits while the cache
-// is older than the controller's own writes for that PodSet (the
-// consistency gate, as upstream's ReplicaSet controller since v1.36). The
-// controller's metrics (package adapters/metrics, controller label
-// "podset") go to controller-runtime's registry, which the manager's
-// metrics server serves: syncs, pod creates and deletes, and, through
-// opts.Expectations.Hooks, expectation rounds and gate deferrals. Call it
-// once per process.
+// With mgr's cache, a sync waits while the cache is older than the
+// controller's own writes for that PodSet (the consistency gate, as
+// upstream's ReplicaSet controller since v1.36). The controller's metrics
+// (package adapters/metrics, controller label "podset") go to
+// controller-runtime's registry, which the manager's metrics server
+// serves: syncs, pod creates and deletes, and, through opts.Expectations's
+// and opts.Hooks's hooks, expectation rounds, gate deferrals and the
+// deletion age ratio. Call it once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
-	versions, err := ctrlruntime.CacheVersions[*v1alpha1.PodSet](mgr.GetCache())
-	if err != nil {
-		return nil, err
-	}
-	opts.CacheVersions = versions
+	opts.Cache = mgr.GetCache()
 	collector := metrics.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), metrics.Options{})
 	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
+	opts.Hooks = collector.Hooks(opts.Hooks)
 	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
 	if err != nil {
 		return nil, err
@@ -77,14 +76,16 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 // New builds the Controller: c reads (the cache, in a manager) and writes,
 // live re-reads a PodSet before adopting.
 func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Options) (*Controller, error) {
-	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](c, live, scheme, opts.Recorder)
+	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](c, live, opts.Cache, scheme, opts.Recorder)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Expectations = opts.Expectations
+	cfg.Exact = opts.Exact
 	cfg.TrackCreations = opts.TrackCreations
+	cfg.Expectations = opts.Expectations
 	cfg.Clock = opts.Clock
-	cfg.CacheVersions = opts.CacheVersions
+	cfg.Hooks = opts.Hooks
+	cfg.Fence = opts.Fence
 	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
 		replicas := int32(1)
 		if ps.Spec.Replicas != nil {
@@ -98,7 +99,7 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 		}
 		return owner, nil
 	}
-	cfg.WriteStatus = func(ctx context.Context, ps *v1alpha1.PodSet, res reconcile.SyncResult) (*v1alpha1.PodSet, error) {
+	cfg.Status = func(ps *v1alpha1.PodSet, res reconcile.SyncResult) (*v1alpha1.PodSet, bool) {
 		next := ps.DeepCopy()
 		next.Status.Replicas = res.Counts.Replicas
 		next.Status.ReadyReplicas = res.Counts.Ready
@@ -107,11 +108,8 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 		next.Status.ObservedGeneration = ps.Generation
 		conditions, _ := status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
 		next.Status.Conditions = conditions
-		if equality.Semantic.DeepEqual(next.Status, ps.Status) {
-			return ps, nil
-		}
-		err := c.Status().Update(ctx, next) // Update fills in next from the server's answer
-		return next, err
+		changed := !equality.Semantic.DeepEqual(next.Status, ps.Status)
+		return next, changed // the library writes it (Status().Update) when changed
 	}
 	return reconcile.NewController(cfg)
 }

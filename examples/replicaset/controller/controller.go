@@ -3,14 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
-	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -20,7 +18,6 @@ import (
 	"github.com/reconcilekit/reconcilekit/adapters/metrics"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
-	"github.com/reconcilekit/reconcilekit/status"
 )
 
 // Options configure a [Controller]. The zero value is upstream's controller.
@@ -95,16 +92,16 @@ type Controller struct {
 	ctrl    *reconcile.Controller[*appsv1.ReplicaSet]
 	queue   workqueue.TypedRateLimitingInterface[string]
 	synced  []cache.InformerSynced
-	written sync.Map // key → the *appsv1.ReplicaSet its running sync wrote
 	onSync  func(Report)
 	metrics *metrics.Collector
 	ready   atomic.Bool // the caches have synced and the workers run
 }
 
-// New wires a controller to the given informers (which the caller starts).
-func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInformer, podInformer coreinformers.PodInformer, opts Options) (*Controller, error) {
-	rsInf := rsInformer.Informer()
-	podInf := podInformer.Informer()
+// New wires a controller to factory's ReplicaSet and pod informers (the
+// caller starts factory).
+func New(client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
+	rsInf := factory.Apps().V1().ReplicaSets().Informer()
+	podInf := factory.Core().V1().Pods().Informer()
 	c := &Controller{
 		synced: []cache.InformerSynced{rsInf.HasSynced, podInf.HasSynced},
 		onSync: opts.OnSync,
@@ -123,34 +120,14 @@ func New(client kubernetes.Interface, rsInformer appsinformers.ReplicaSetInforme
 	}
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter, queueConfig)
 
-	cfg := reconcile.ReplicaSets()
-	cfg.Owners = clientgo.ReplicaSetOwners(client, rsInf)
-	cfg.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
-	// The stores' versions, not the reflectors': a version passes only once
-	// the listers can return what was written. They feed the consistency
-	// gate and, with Exact, EvidenceFirst.
-	cfg.CacheVersions = clientgo.CacheVersions(podInf, rsInf)
+	// Owners and pods from the informers' indexes, their stores' versions
+	// for the consistency gate and Exact, pod control, upstream's status.
+	cfg := clientgo.ReplicaSets(client, factory, opts.Recorder)
 	cfg.DisableConsistencyGate = opts.DisableConsistencyGate
-	podControl := clientgo.PodControl{Client: client, Recorder: opts.Recorder}
-	cfg.Control = podControl
-	cfg.Patcher = podControl
-	writeStatus := clientgo.ReplicaSetStatus(client, status.Options{})
-	cfg.WriteStatus = func(ctx context.Context, rs *appsv1.ReplicaSet, res reconcile.SyncResult) (*appsv1.ReplicaSet, error) {
-		updated, err := writeStatus(ctx, rs, res)
-		wrote := err == nil && updated != rs // false when the write was skipped
-		if wrote {
-			key := reconcile.OwnerKey(updated.Namespace, updated.Name)
-			c.written.Store(key, updated)
-		}
-		return updated, err
-	}
 	cfg.Fence = opts.Fence
 	cfg.BurstReplicas = opts.BurstReplicas
 	cfg.Expectations.TTL = opts.ExpectationsTTL
-	cfg.TrackCreations = opts.Exact
-	if opts.Exact {
-		cfg.Expectations.Policy = expectations.EvidenceFirst
-	}
+	cfg.Exact = opts.Exact
 	if opts.Metrics != nil {
 		cfg, c.metrics = metrics.Instrument(cfg, metrics.Options{})
 		if err := opts.Metrics.Register(c.metrics); err != nil {
@@ -198,7 +175,6 @@ func (c *Controller) Ready() bool { return c.ready.Load() }
 func (c *Controller) sync(ctx context.Context, key string) (reconcile.SyncResult, error) {
 	start := time.Now()
 	res, err := c.ctrl.Sync(ctx, key)
-	written, wrote := c.written.LoadAndDelete(key)
 	if c.onSync == nil {
 		return res, err
 	}
@@ -210,7 +186,7 @@ func (c *Controller) sync(ctx context.Context, key string) (reconcile.SyncResult
 		Sync:         res,
 		Adopted:      len(res.Adopted),
 		Released:     len(res.Released),
-		Wrote:        wrote,
+		Wrote:        res.StatusWritten,
 		Requeued:     res.RequeueAfter > 0,
 		RequeueAfter: res.RequeueAfter,
 		Err:          err,
@@ -220,8 +196,8 @@ func (c *Controller) sync(ctx context.Context, key string) (reconcile.SyncResult
 		rep.Found = true
 		rep.Status = rs.Status
 	}
-	if wrote {
-		rep.Status = written.(*appsv1.ReplicaSet).Status
+	if written, ok := res.Written.(*appsv1.ReplicaSet); ok {
+		rep.Status = written.Status
 	}
 	c.onSync(rep)
 	return res, err

@@ -12,8 +12,9 @@
 //     (§9: slow-start creates, deletes ranked with the pods of related
 //     ReplicaSets, burst of 500), the status write and the availability
 //     requeue;
-//   - the status → clientgo.ReplicaSetStatus: status.Calculate, the skip
-//     rule and the write with one retry;
+//   - the status → reconcile.ReplicaSetStatus (status.Calculate and the
+//     skip rule, R-8.6) and clientgo.ReplicaSetStatusWriter (the write with
+//     one retry, R-8.7);
 //   - events SuccessfulCreate, FailedCreate, SuccessfulDelete and
 //     FailedDelete through a client-go record.EventRecorder, emitted by
 //     clientgo.PodControl.

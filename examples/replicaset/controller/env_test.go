@@ -66,7 +66,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
-	ctrl, err := controller.New(client, rsInf, podInf, controller.Options{
+	ctrl, err := controller.New(client, factory, controller.Options{
 		Recorder: recorder,
 		Exact:    o.exact,
 		Fence:    o.fence,

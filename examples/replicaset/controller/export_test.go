@@ -22,7 +22,7 @@ func SyncOnce(ctx context.Context, client kubernetes.Interface, rs *appsv1.Repli
 			return err
 		}
 	}
-	c, err := New(client, rsInf, podInf, Options{})
+	c, err := New(client, factory, Options{})
 	if err != nil {
 		return err
 	}

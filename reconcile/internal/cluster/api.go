@@ -13,11 +13,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
-// Clock is the time source of the simulated cluster. *fakeclock.Clock
-// satisfies it.
-type Clock interface{ Now() time.Time }
+// Clock is the time source of the simulated cluster: the library's one
+// clock interface, [expectations.Clock]. *fakeclock.Clock satisfies it.
+type Clock = expectations.Clock
 
 // podsResource is the group/resource the API's errors name.
 var podsResource = schema.GroupResource{Resource: "pods"}

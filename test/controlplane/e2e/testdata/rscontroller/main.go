@@ -166,7 +166,7 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 			r.Key, r.Found, r.Desired, d, r.Adopted, r.Released, r.Wrote,
 			r.Status.Replicas, r.Status.ReadyReplicas, r.Status.AvailableReplicas, r.Err)
 	}
-	c, err := controller.New(client, factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), opts)
+	c, err := controller.New(client, factory, opts)
 	if err != nil {
 		return err
 	}
