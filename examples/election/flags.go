@@ -46,8 +46,8 @@ type Flags struct {
 	Identity string
 	// Health, when set, watches the elector [Flags.Run] starts (client-go's
 	// leader-election health check): its Check fails while this replica
-	// leads but has not renewed the Lease for longer than the renew
-	// deadline plus the adaptor's tolerance. Serve it on /healthz. Nil:
+	// leads but has not renewed the Lease for longer than the lease
+	// duration plus the adaptor's tolerance. Serve it on /healthz. Nil:
 	// no check.
 	Health *leaderelection.HealthzAdaptor
 

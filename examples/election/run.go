@@ -94,6 +94,10 @@ func (f *Flags) Run(ctx context.Context, lock *fencing.Lock, lead func(ctx conte
 	if err != nil {
 		return err
 	}
+	if f.Health != nil {
+		// NewLeaderElector, unlike RunOrDie, does not attach the watchdog.
+		f.Health.SetLeaderElection(elector)
+	}
 	logger.Info("leader election: waiting for the lease", "identity", f.Identity)
 	elector.Run(electCtx)
 	if !watched.acquired.Load() {
