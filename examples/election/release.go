@@ -53,7 +53,9 @@ func (f *Flags) watchReleases(ctx context.Context, logger klog.Logger, released 
 	}
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		Logger:        &logger,
-		ListerWatcher: lw,
+		// A client that cannot stream a watch list (client-go's fake
+		// clientset) says so through f.Leases; the reflector then lists.
+		ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, f.Leases),
 		ObjectType:    &coordinationv1.Lease{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    seen,
