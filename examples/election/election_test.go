@@ -163,7 +163,9 @@ func logLines(lines chan<- string) logr.Logger {
 // fakeLeases is the fake clientset's lease client, which says, as the fake
 // clientset does, that it cannot stream a watch list, so that informers
 // list and then watch.
-type fakeLeases struct{ coordinationv1client.LeasesGetter }
+type fakeLeases struct {
+	coordinationv1client.LeasesGetter
+}
 
 func (fakeLeases) IsWatchListSemanticsUnSupported() bool { return true }
 

@@ -52,7 +52,7 @@ func (f *Flags) watchReleases(ctx context.Context, logger klog.Logger, released 
 		}
 	}
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		Logger:        &logger,
+		Logger: &logger,
 		// A client that cannot stream a watch list (client-go's fake
 		// clientset) says so through f.Leases; the reflector then lists.
 		ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, f.Leases),
