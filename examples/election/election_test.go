@@ -9,11 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
 
 	"github.com/reconcilekit/reconcilekit/adapters/fencing"
 	"github.com/reconcilekit/reconcilekit/examples/election"
@@ -143,4 +147,113 @@ func TestRun(t *testing.T) {
 	assert.False(t, called, "c never led")
 	bCancel()
 	assert.NoError(t, <-bDone, "SIGTERM-like cancel: released, no error")
+}
+
+// logLines is a logger that sends each message it logs on a channel, with
+// its key-value pairs, dropping what no one reads in time.
+func logLines(lines chan<- string) logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		select {
+		case lines <- args:
+		default:
+		}
+	}, funcr.Options{})
+}
+
+// fakeLeases is the fake clientset's lease client, which says, as the fake
+// clientset does, that it cannot stream a watch list, so that informers
+// list and then watch.
+type fakeLeases struct {
+	coordinationv1client.LeasesGetter
+}
+
+func (fakeLeases) IsWatchListSemanticsUnSupported() bool { return true }
+
+// A standby that watches the Lease takes it as soon as the leader releases
+// it, not at its next retry. The retry period here is a minute, so without
+// the watch the standby could not lead before the test's bounded wait ends
+// (its next try is at least a minute after its first); no assertion is
+// about speed.
+func TestRunTakesReleasedLeaseAtOnce(t *testing.T) {
+	const (
+		lease = 3 * time.Minute
+		renew = 2 * time.Minute
+		retry = time.Minute
+		wait  = 20 * time.Second // bounded wait, well under retry
+	)
+	client := fake.NewClientset()
+	newLock := func(id string) *fencing.Lock {
+		inner := &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: "kube-system", Name: "rs"},
+			Client:     client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+		}
+		lock, err := fencing.NewLock(inner, fencing.Options{LeaseDuration: lease, RenewDeadline: renew})
+		require.NoError(t, err)
+		return lock
+	}
+	flags := func(id string) *election.Flags {
+		return &election.Flags{Enabled: true, LeaseDuration: lease, RenewDeadline: renew,
+			RetryPeriod: retry, Namespace: "kube-system", Name: "rs", Identity: id,
+			Leases: fakeLeases{client.CoordinationV1()}}
+	}
+	leadUntilDone := func(leads chan<- struct{}) func(context.Context) error {
+		return func(ctx context.Context) error {
+			close(leads)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+	}
+
+	aLeads := make(chan struct{})
+	aCtx, aCancel := context.WithCancel(t.Context())
+	aDone := make(chan error, 1)
+	go func() { aDone <- flags("a").Run(aCtx, newLock("a"), leadUntilDone(aLeads)) }()
+	<-aLeads
+
+	bLines := make(chan string, 100)
+	bCtx, bCancel := context.WithCancel(klog.NewContext(t.Context(), logLines(bLines)))
+	defer bCancel()
+	b := newLock("b")
+	bLeads := make(chan struct{})
+	bDone := make(chan error, 1)
+	go func() { bDone <- flags("b").Run(bCtx, b, leadUntilDone(bLeads)) }()
+	// b has tried once and seen a lead: its next try is a minute away.
+	timeout := time.After(wait)
+	for seen := false; !seen; {
+		select {
+		case line := <-bLines:
+			seen = strings.Contains(line, `"leader election: new leader observed"`) && strings.Contains(line, `"leader"="a"`)
+		case <-timeout:
+			t.Fatal("b never saw a lead")
+		}
+	}
+	assert.ErrorIs(t, b.Fence(), fencing.ErrNotLeader, "b waits")
+
+	aCancel() // SIGTERM: a releases the lease
+	require.NoError(t, <-aDone)
+	select {
+	case <-bLeads:
+	case <-timeout:
+		for len(bLines) > 0 {
+			t.Log(<-bLines)
+		}
+		t.Fatalf("b did not lead within %v of starting, with a retry period of %v: the release was not acted on", wait, retry)
+	}
+	assert.NoError(t, b.Fence(), "b leads, its fence open")
+	got, err := client.CoordinationV1().Leases("kube-system").Get(t.Context(), "rs", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, got.Spec.HolderIdentity)
+	assert.Equal(t, "b", *got.Spec.HolderIdentity)
+	var logged bool
+	for len(bLines) > 0 {
+		line := <-bLines
+		if strings.Contains(line, `"leader election: lease released, trying now"`) {
+			logged = true
+		}
+	}
+	assert.True(t, logged, "b logged the release it acted on")
+
+	bCancel()
+	assert.NoError(t, <-bDone, "b released on cancel")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 )
 
@@ -50,6 +51,11 @@ type Flags struct {
 	// duration plus the adaptor's tolerance. Serve it on /healthz. Nil:
 	// no check.
 	Health *leaderelection.HealthzAdaptor
+	// Leases, when set, is the client [Flags.Run] watches the Lease
+	// through while it waits, to try at once when the leader releases it.
+	// [Flags.Fence] sets it, when nil, to the Lease lock's client. Nil: no
+	// watch; a standby tries only every RetryPeriod, as upstream.
+	Leases coordinationv1client.LeasesGetter
 
 	set bool // -leader-elect was given explicitly
 }

@@ -131,7 +131,7 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 	var lock *fencing.Lock
 	if le.Enabled {
 		// Before the controller's clientset is built, as in the example.
-		if lock, err = newLock(rc, le, fence); err != nil {
+		if lock, err = newLock(rc, &le, fence); err != nil {
 			return err
 		}
 		if fence {
@@ -195,8 +195,9 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 
 // newLock is the example's fenced Lease lock (examples/election); with
 // fence the controller's clients get its transport guard, without it the
-// lock's fence is never asked, and only leader election remains.
-func newLock(rc *rest.Config, le election.Flags, fence bool) (*fencing.Lock, error) {
+// lock's fence is never asked, and only leader election remains. Either way
+// it sets le.Leases, so that a standby takes a released Lease at once.
+func newLock(rc *rest.Config, le *election.Flags, fence bool) (*fencing.Lock, error) {
 	if fence {
 		return le.Fence(rc)
 	}
@@ -204,6 +205,7 @@ func newLock(rc *rest.Config, le election.Flags, fence bool) (*fencing.Lock, err
 	if err != nil {
 		return nil, err
 	}
+	le.Leases = leaseClient.CoordinationV1()
 	inner, err := resourcelock.New(resourcelock.LeasesResourceLock, le.Namespace, le.Name,
 		leaseClient.CoreV1(), leaseClient.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: le.Identity})
 	if err != nil {
