@@ -105,10 +105,6 @@ func (f *Flags) Run(ctx context.Context, lock *fencing.Lock, lead func(ctx conte
 			}
 		},
 	}
-	if f.Health != nil {
-		// NewLeaderElector, unlike RunOrDie, does not attach the watchdog.
-		f.Health.SetLeaderElection(elector)
-	}
 	logger.Info("leader election: waiting for the lease", "identity", f.Identity)
 	won := false
 	// Each turn starts a fresh elector; a turn ends with the lease acquired,
@@ -132,6 +128,11 @@ func (f *Flags) Run(ctx context.Context, lock *fencing.Lock, lead func(ctx conte
 		})
 		if err != nil {
 			return err
+		}
+		if f.Health != nil {
+			// NewLeaderElector, unlike RunOrDie, does not attach the
+			// watchdog; each fresh elector replaces the last.
+			f.Health.SetLeaderElection(elector)
 		}
 		tryCtx, cancelTry := context.WithCancel(electCtx)
 		var turn sync.WaitGroup
