@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -25,9 +24,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	cluster "github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
-	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/podrank"
 )
@@ -49,24 +46,10 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 
 	prog := newProgress(out, start, cfg)
 	prog.header()
-	// As kube-controller-manager: the caches drop managedFields, which no
-	// controller reads. controller.New's clientgo.Register indexes the pods
-	// by controller reference and the ReplicaSets by controller UID.
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(cfg.namespace),
-		informers.WithTransform(clientgo.TrimManagedFields))
-	ctrl, err := controller.New(client, factory, controller.Options{
-		Recorder:               recorder,
-		Exact:                  cfg.exact,
-		DisableConsistencyGate: !cfg.gate,
-		Fence:                  cfg.fence,
-		OnSync:                 prog.onSync,
-		Metrics:                srv.registry,
-	})
+	ctrl, factory, err := newController(cfg, client, recorder, srv, prog.onSync)
 	if err != nil {
 		return err
 	}
-	srv.readyWhen(ctrl.Ready)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	var wg sync.WaitGroup

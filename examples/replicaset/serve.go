@@ -24,20 +24,10 @@ func serve(ctx context.Context, cfg config, client kubernetes.Interface, srv *se
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reconcilekit-replicaset"})
 
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(cfg.namespace),
-		informers.WithTransform(clientgo.TrimManagedFields))
-	ctrl, err := controller.New(client, factory, controller.Options{
-		Recorder:               recorder,
-		Exact:                  cfg.exact,
-		DisableConsistencyGate: !cfg.gate,
-		Fence:                  cfg.fence,
-		Metrics:                srv.registry,
-	})
+	ctrl, factory, err := newController(cfg, client, recorder, srv, nil)
 	if err != nil {
 		return err
 	}
-	srv.readyWhen(ctrl.Ready)
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	where := cfg.namespace
@@ -46,4 +36,28 @@ func serve(ctx context.Context, cfg config, client kubernetes.Interface, srv *se
 	}
 	fmt.Fprintf(out, "replicaset controller running (%s, %d workers)\n", where, cfg.workers)
 	return ctrl.Run(ctx, cfg.workers)
+}
+
+// newController builds the example's controller on an informer factory of
+// cfg.namespace whose caches drop managedFields, which no controller reads
+// (as kube-controller-manager's); controller.New's clientgo.Register indexes
+// the pods by controller reference and the ReplicaSets by controller UID.
+// /readyz follows the controller's caches. The caller starts the factory.
+func newController(cfg config, client kubernetes.Interface, recorder record.EventRecorder, srv *serving, onSync func(controller.Report)) (*controller.Controller, informers.SharedInformerFactory, error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(cfg.namespace),
+		informers.WithTransform(clientgo.TrimManagedFields))
+	ctrl, err := controller.New(client, factory, controller.Options{
+		Recorder:               recorder,
+		Exact:                  cfg.exact,
+		DisableConsistencyGate: !cfg.gate,
+		Fence:                  cfg.fence,
+		OnSync:                 onSync,
+		Metrics:                srv.registry,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	srv.readyWhen(ctrl.Ready)
+	return ctrl, factory, nil
 }
