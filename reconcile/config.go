@@ -232,7 +232,8 @@ type Config[T Object] struct {
 	// Fence, when set, answers "may this replica still write?" (e.g. does
 	// it still hold its leader lease): Sync calls it immediately before
 	// each write — every adoption and release patch, every pod create and
-	// delete (see [Manager].Fence), and the status write — and a non-nil
+	// delete (see [Manager].Fence), and the status write when Status asks
+	// for one (a skipped write asks nothing) — and a non-nil
 	// error refuses that write. The refused write is not made, and the sync
 	// makes no further write: a refusal in the claim step ends the sync
 	// there, one in the manage step skips the status write, and the
