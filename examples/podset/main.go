@@ -20,6 +20,7 @@ import (
 	"flag"
 	"os"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +42,7 @@ func main() {
 	qps := flag.Float64("qps", 0, "client-side QPS limit to the API server (0: controller-runtime's default, no client-side limit)")
 	burst := flag.Int("burst", 0, "client-side burst, with -qps")
 	workers := flag.Int("workers", ctrlruntime.DefaultWorkers, "concurrent syncs")
+	namespace := flag.String("namespace", "", "watch and reconcile PodSets and pods in this namespace only (\"\": all namespaces)")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-podset")
 	opts := zap.Options{}
@@ -80,6 +82,13 @@ func main() {
 		HealthProbeBindAddress: *probeAddr,
 		PprofBindAddress:       *pprofAddr,
 		Cache:                  cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
+	}
+	if *namespace != "" {
+		// The caches list and watch this namespace only (a field selector:
+		// still one informer per type, whose store version the consistency
+		// gate reads; DefaultNamespaces would wrap one per namespace), so
+		// the controller never sees, nor reconciles, a PodSet elsewhere.
+		mopts.Cache.DefaultFieldSelector = fields.OneTermEqualSelector("metadata.namespace", *namespace)
 	}
 	var fence func() error
 	if le.Enabled {
