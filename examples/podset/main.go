@@ -13,7 +13,8 @@
 // with the Lease lock fenced (adapters/fencing) and the manager's transport
 // guarded by the fence (fencing.WrapTransport), so that a replica that may
 // have lost the Lease sends no write, and released on SIGTERM. A lost Lease
-// ends the process with exit code 1.
+// ends the process with exit code 1. -namespace restricts it to one
+// namespace (a field selector on the manager's caches).
 package main
 
 import (
