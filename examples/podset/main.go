@@ -13,13 +13,15 @@
 // with the Lease lock fenced (adapters/fencing) and the manager's transport
 // guarded by the fence (fencing.WrapTransport), so that a replica that may
 // have lost the Lease sends no write, and released on SIGTERM. A lost Lease
-// ends the process with exit code 1.
+// ends the process with exit code 1. -namespace restricts it to one
+// namespace (a field selector on the manager's caches).
 package main
 
 import (
 	"flag"
 	"os"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +43,7 @@ func main() {
 	qps := flag.Float64("qps", 0, "client-side QPS limit to the API server (0: controller-runtime's default, no client-side limit)")
 	burst := flag.Int("burst", 0, "client-side burst, with -qps")
 	workers := flag.Int("workers", ctrlruntime.DefaultWorkers, "concurrent syncs")
+	namespace := flag.String("namespace", "", "watch and reconcile PodSets and pods in this namespace only (\"\": all namespaces)")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-podset")
 	opts := zap.Options{}
@@ -80,6 +83,13 @@ func main() {
 		HealthProbeBindAddress: *probeAddr,
 		PprofBindAddress:       *pprofAddr,
 		Cache:                  cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
+	}
+	if *namespace != "" {
+		// The caches list and watch this namespace only (a field selector:
+		// still one informer per type, whose store version the consistency
+		// gate reads; DefaultNamespaces would wrap one per namespace), so
+		// the controller never sees, nor reconciles, a PodSet elsewhere.
+		mopts.Cache.DefaultFieldSelector = fields.OneTermEqualSelector("metadata.namespace", *namespace)
 	}
 	var fence func() error
 	if le.Enabled {

@@ -18,8 +18,9 @@ import (
 	"github.com/reconcilekit/reconcilekit/test/controlplane"
 )
 
-// The users of the two replicas of TestReplicaSetLeaderElection, each its
-// own so that the audit log tells their writes apart.
+// The users of the two replicas of TestReplicaSetLeaderElection (and of
+// TestPodSetLeaderElection), each its own so that the audit log tells their
+// writes apart.
 const (
 	haUserA = "e2e-ha-a"
 	haUserB = "e2e-ha-b"
@@ -35,23 +36,24 @@ var haElectionFlags = []string{
 	"-leader-elect-retry-period=1s",
 }
 
-// haEnv is the namespace of TestReplicaSetLeaderElection, its Lease and
-// the replicas started so far.
+// haEnv is the namespace of a leader-election test, its Lease and the
+// controller binary its replicas run.
 type haEnv struct {
 	*rsEnv
 	lease string // in kube-system
+	bin   string // an example controller with -namespace and the election flags
 }
 
-// replica starts one replica of the examples' client-go controller as
-// user, with identity id; extra flags last.
+// replica starts one replica of e.bin on e's namespace as user, with
+// identity id; extra flags last.
 func (e *haEnv) replica(user, id string, extra ...string) *proc {
 	e.t.Helper()
 	kubeconfig, err := e.cp.Kubeconfig(user)
 	require.NoError(e.t, err)
-	rs, _ := buildControllers(e.t)
 	args := append([]string{"-kubeconfig", kubeconfig, "-namespace", e.ns,
-		"-leader-elect-resource-name=" + e.lease, "-leader-elect-identity=" + id}, haElectionFlags...)
-	return startProc(e.t, id, rs, append(args, extra...)...)
+		"-leader-elect-resource-namespace=kube-system", "-leader-elect-resource-name=" + e.lease,
+		"-leader-elect-identity=" + id}, haElectionFlags...)
+	return startProc(e.t, id, e.bin, append(args, extra...)...)
 }
 
 func (e *haEnv) holder(ctx context.Context) (string, string, error) {
@@ -81,16 +83,16 @@ func (e *haEnv) waitLeads(id string) {
 	})
 }
 
-// waitAtLeast waits until at least n pods of owner are live.
+// waitAtLeast waits until at least n pods of owner ("Kind/name") are live.
 func (e *haEnv) waitAtLeast(owner string, n int) {
 	e.t.Helper()
 	waitFor(e.t, e.ctx, time.Minute, fmt.Sprintf("%d live pods of %s", n, owner), func(context.Context) (bool, string, error) {
-		live := len(e.pods.live("ReplicaSet/" + owner))
+		live := len(e.pods.live(owner))
 		return live >= n, fmt.Sprintf("%d live", live), nil
 	})
 }
 
-// writesAfter counts user's writes to pods and ReplicaSets in e's
+// writesAfter counts user's writes (pods, their owners, events) in e's
 // namespace that arrived at kube-apiserver at or after from.
 func (e *haEnv) writesAfter(user string, from time.Time) int {
 	e.t.Helper()
@@ -117,7 +119,8 @@ func (e *haEnv) writesAfter(user string, from time.Time) int {
 func TestReplicaSetLeaderElection(t *testing.T) {
 	t.Parallel()
 	cp := sharedControlPlane(t)
-	e := &haEnv{rsEnv: newHAEnv(t, cp)}
+	rs, _ := buildControllers(t)
+	e := &haEnv{rsEnv: newHAEnv(t, cp), bin: rs}
 	e.lease = "e2e-ha-" + e.ns
 	const name = "ha"
 	// The first leader creates pods slowly (5 a second), so that the
@@ -130,7 +133,7 @@ func TestReplicaSetLeaderElection(t *testing.T) {
 	b1 := e.replica(haUserB, "b1")
 	e.waitWaiting(b1)
 	e.create(newReplicaSet(name, 30, 0)) // the pod watch fails the test on more than 30 live pods
-	e.waitAtLeast(name, 3)
+	e.waitAtLeast("ReplicaSet/"+name, 3)
 	a1.kill()
 	killed := time.Now()
 	e.waitLeads("b1")
@@ -142,32 +145,7 @@ func TestReplicaSetLeaderElection(t *testing.T) {
 	// replica takes it on its next try, not a lease duration later.
 	a2 := e.replica(haUserA, "a2", slow...)
 	e.waitWaiting(a2)
-	_, rv, err := e.holder(e.ctx)
-	require.NoError(t, err)
-	w, err := e.client.CoordinationV1().Leases("kube-system").Watch(e.ctx, metav1.ListOptions{
-		FieldSelector: "metadata.name=" + e.lease, ResourceVersion: rv})
-	require.NoError(t, err)
-	defer w.Stop()
-	require.NoError(t, b1.cmd.Process.Signal(syscall.SIGTERM))
-	termed := time.Now()
-	var holders []string
-	timeout := time.After(time.Minute)
-	for len(holders) == 0 || holders[len(holders)-1] != "a2" {
-		select {
-		case ev, ok := <-w.ResultChan():
-			require.True(t, ok, "the Lease watch ended; holders seen: %q", holders)
-			if ev.Type == watch.Modified {
-				holders = append(holders, ptrString(ev.Object.(*coordinationv1.Lease).Spec.HolderIdentity))
-			}
-		case <-timeout:
-			require.FailNow(t, "a2 did not take the lease", "holders seen: %q", holders)
-		}
-	}
-	assert.Contains(t, holders, "", "b1 released the lease on SIGTERM (holders seen: %q)", holders)
-	t.Logf("phase 2: a2 held the lease %v after b1's SIGTERM", time.Since(termed).Round(100*time.Millisecond))
-	waitFor(t, e.ctx, time.Minute, "b1 exiting on SIGTERM", func(context.Context) (bool, string, error) {
-		return b1.exited(), "", nil
-	})
+	e.handOver(b1, "a2")
 
 	// Phase 3: SIGSTOP the leader (a2, slow) during 30 → 60, SIGCONT once
 	// the other replica leads and the ReplicaSet converged: the resumed
@@ -175,7 +153,7 @@ func TestReplicaSetLeaderElection(t *testing.T) {
 	b2 := e.replica(haUserB, "b2")
 	e.waitWaiting(b2)
 	e.scale(name, 60)
-	e.waitAtLeast(name, 33)
+	e.waitAtLeast("ReplicaSet/"+name, 33)
 	require.NoError(t, a2.cmd.Process.Signal(syscall.SIGSTOP))
 	t.Cleanup(func() { _ = a2.cmd.Process.Signal(syscall.SIGCONT) }) // runs before startProc's stop
 	paused := time.Now()
@@ -191,6 +169,39 @@ func TestReplicaSetLeaderElection(t *testing.T) {
 	t.Logf("phase 3: a2 paused for %v", resumed.Sub(paused).Round(100*time.Millisecond))
 	assert.Zero(t, e.writesAfter(haUserA, resumed), "a2's writes after SIGCONT")
 	assert.Len(t, e.pods.everOwnedBy("ReplicaSet/"+name), 60, "pods created in all: none above desired, none replaced")
+}
+
+// handOver sends SIGTERM to leader and waits until next holds the lease;
+// it checks that leader released the lease (an empty holder, before next's)
+// and exited.
+func (e *haEnv) handOver(leader *proc, next string) {
+	e.t.Helper()
+	_, rv, err := e.holder(e.ctx)
+	require.NoError(e.t, err)
+	w, err := e.client.CoordinationV1().Leases("kube-system").Watch(e.ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + e.lease, ResourceVersion: rv})
+	require.NoError(e.t, err)
+	defer w.Stop()
+	require.NoError(e.t, leader.cmd.Process.Signal(syscall.SIGTERM))
+	termed := time.Now()
+	var holders []string
+	timeout := time.After(time.Minute)
+	for len(holders) == 0 || holders[len(holders)-1] != next {
+		select {
+		case ev, ok := <-w.ResultChan():
+			require.True(e.t, ok, "the Lease watch ended; holders seen: %q", holders)
+			if ev.Type == watch.Modified {
+				holders = append(holders, ptrString(ev.Object.(*coordinationv1.Lease).Spec.HolderIdentity))
+			}
+		case <-timeout:
+			require.FailNow(e.t, next+" did not take the lease", "holders seen: %q", holders)
+		}
+	}
+	assert.Contains(e.t, holders, "", "%s released the lease on SIGTERM (holders seen: %q)", leader.name, holders)
+	e.t.Logf("%s held the lease %v after %s's SIGTERM", next, time.Since(termed).Round(100*time.Millisecond), leader.name)
+	waitFor(e.t, e.ctx, time.Minute, leader.name+" exiting on SIGTERM", func(context.Context) (bool, string, error) {
+		return leader.exited(), "", nil
+	})
 }
 
 // waitWaiting waits until p, a replica, has started its election.
