@@ -177,27 +177,7 @@ func countAudit(r io.Reader, users []string) (AuditCounts, error) {
 	}
 	// The requests counted when their response started, until it completes.
 	started := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		var ev struct {
-			AuditID string
-			Stage   string
-			Verb    string
-			User    struct {
-				Username string
-			}
-			ObjectRef struct {
-				Resource    string
-				Subresource string
-			}
-			ResponseStatus struct {
-				Code int
-			}
-		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			continue
-		}
+	err := scanAudit(r, func(ev *auditRecord) {
 		user := ev.User.Username
 		switch ev.Stage {
 		case "ResponseStarted":
@@ -218,9 +198,9 @@ func countAudit(r io.Reader, users []string) (AuditCounts, error) {
 					Subresource: ev.ObjectRef.Subresource, Code: ev.ResponseStatus.Code}]++
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return AuditCounts{}, fmt.Errorf("controlplane: audit log: %w", err)
+	})
+	if err != nil {
+		return AuditCounts{}, err
 	}
 	return out, nil
 }
@@ -294,33 +274,9 @@ func readAuditEvents(r io.Reader, users []string) ([]AuditEvent, error) {
 		audited[u] = true
 	}
 	var out []AuditEvent
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		var ev struct {
-			Stage string
-			Verb  string
-			User  struct {
-				Username string
-			}
-			ObjectRef struct {
-				APIGroup    string
-				Resource    string
-				Subresource string
-				Namespace   string
-				Name        string
-			}
-			ResponseStatus struct {
-				Code int
-			}
-			RequestReceivedTimestamp time.Time
-			StageTimestamp           time.Time
-		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			continue
-		}
+	err := scanAudit(r, func(ev *auditRecord) {
 		if ev.Stage != "ResponseComplete" || !audited[ev.User.Username] {
-			continue
+			return
 		}
 		out = append(out, AuditEvent{
 			User: ev.User.Username, Verb: ev.Verb,
@@ -329,9 +285,52 @@ func readAuditEvents(r io.Reader, users []string) ([]AuditEvent, error) {
 			Code:     ev.ResponseStatus.Code,
 			Received: ev.RequestReceivedTimestamp, Completed: ev.StageTimestamp,
 		})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("controlplane: audit log: %w", err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// auditRecord is one event of kube-apiserver's audit log, the fields the
+// readers here use.
+type auditRecord struct {
+	AuditID string
+	Stage   string
+	Verb    string
+	User    struct {
+		Username string
+	}
+	ObjectRef struct {
+		APIGroup    string
+		Resource    string
+		Subresource string
+		Namespace   string
+		Name        string
+	}
+	ResponseStatus struct {
+		Code int
+	}
+	Annotations              map[string]string
+	RequestReceivedTimestamp time.Time
+	StageTimestamp           time.Time
+}
+
+// scanAudit calls fn with each event of an audit log (one JSON event per
+// line), in order. A line that does not parse is skipped: kube-apiserver
+// may be writing the last one right now.
+func scanAudit(r io.Reader, fn func(ev *auditRecord)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var ev auditRecord
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			continue
+		}
+		fn(&ev)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("controlplane: audit log: %w", err)
+	}
+	return nil
 }

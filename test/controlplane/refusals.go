@@ -1,8 +1,6 @@
 package controlplane
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -67,41 +65,19 @@ const decisionAnnotation = "authorization.k8s.io/decision"
 // kube-apiserver may be writing the last one right now.
 func refusalsOf(r io.Reader, user string) ([]Refusal, error) {
 	var out []Refusal
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		var ev struct {
-			Stage string
-			Verb  string
-			User  struct {
-				Username string
-			}
-			ObjectRef struct {
-				APIGroup    string
-				Resource    string
-				Subresource string
-				Namespace   string
-			}
-			ResponseStatus struct {
-				Code int
-			}
-			Annotations map[string]string
-		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			continue
-		}
+	err := scanAudit(r, func(ev *auditRecord) {
 		if ev.Stage != "ResponseComplete" || ev.User.Username != user || ev.ResponseStatus.Code != http.StatusForbidden ||
 			ev.Annotations[decisionAnnotation] != "forbid" {
-			continue
+			return
 		}
 		ref := Refusal{Verb: ev.Verb, Group: ev.ObjectRef.APIGroup, Resource: ev.ObjectRef.Resource,
 			Subresource: ev.ObjectRef.Subresource, Namespace: ev.ObjectRef.Namespace}
 		if !slices.Contains(out, ref) {
 			out = append(out, ref)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("controlplane: audit log: %w", err)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
