@@ -24,6 +24,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
+	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -140,8 +141,15 @@ func TestMissingPodHandlerStalls(t *testing.T) {
 	require.NoError(t, err)
 	eventually(t, func() bool { return len(e.pods(t)) == 2 }, "the first round creates")
 	require.NoError(t, e.cluster.Clientset.CoreV1().Pods(ns).Delete(t.Context(), e.pods(t)[0].Name, metav1.DeleteOptions{}))
-	// Sync again: unobserved creations keep the owner unsatisfied.
-	res, err := e.ctrl.Sync(t.Context(), ns+"/web")
+	// Sync again: unobserved creations keep the owner unsatisfied. The
+	// consistency gate may defer this sync until the ReplicaSet informer
+	// has the worker's last status write: sync until it is not.
+	var res reconcile.SyncResult
+	eventually(t, func() bool {
+		var stale *expectations.StaleCacheError
+		res, err = e.ctrl.Sync(t.Context(), ns+"/web")
+		return !errors.As(err, &stale)
+	}, "a sync not deferred by the gate")
 	require.NoError(t, err)
 	assert.False(t, res.Satisfied, "creations never observed: the owner waits for the expiry")
 }
