@@ -23,8 +23,8 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
-	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
