@@ -95,7 +95,17 @@ type compareConfig struct {
 	podSetFlags             map[string]bool // which of -qps, -burst, -workers, -pprof-bind-address the PodSet binary has
 	opts                    controlplane.Options
 	profile                 profiling
-	pprofPort               int // of the run's contender, with -profile
+	pprofPort               int  // of the run's contender, with -profile
+	bindNodes               bool // -bind-nodes: the pods name their node; no kube-scheduler
+}
+
+// nodeFor is the node that the j-th owner's pods are bound to: "" (the
+// scheduler's choice) unless -bind-nodes, then the kwok nodes in turn.
+func (c *compareConfig) nodeFor(j int) string {
+	if !c.bindNodes {
+		return ""
+	}
+	return controlplane.NodeName(j % c.opts.Nodes)
 }
 
 // phase is one step of the workload: create the owners, set their
@@ -148,6 +158,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.faultAfter, "fault-after", 3*time.Second, "-fault leader-kill, leader-pause, rolling-restart: when, after the scale-up began, the leader is stopped")
 	fs.DurationVar(&c.resumeAfter, "resume-after", haLease+10*time.Second, "-fault leader-pause: the shortest pause of the leader (it is resumed once the other replica leads and the ReplicaSet converged, and no earlier than this)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
+	fs.BoolVar(&c.bindNodes, "bind-nodes", false, "-owners > 1: every owner's pod template names a kwok node (the owners in turn over the nodes) and kube-scheduler does not run, for fleets larger than kube-scheduler can bind on the machine within the phase timeout (the pods then become Ready at the pace of the controllers and kwok alone)")
 	fs.StringVar(&c.profile.dir, "profile", "", "write a CPU profile of each contender's controller during the first scale-up, and a heap profile once it converged, into this directory (one file of each per run; go tool pprof -top reads them)")
 	fs.IntVar(&c.profile.seconds, "profile-seconds", 30, "-profile: seconds of each profile, from the start of the scale-up")
 	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–5; default 0–3 with -owners 1, 0,2,4 with more, 0,2,5 with the high-availability faults; 5 only with those)")
@@ -229,6 +240,12 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	var err error
 	if c.opts, err = sf.options(); err != nil {
 		return err
+	}
+	if c.bindNodes {
+		if !c.fleet() {
+			return errors.New("controlplane: compare: -bind-nodes needs -owners > 1")
+		}
+		c.opts.DisableScheduler = true
 	}
 	// kwok's pods turn Ready once and stay so only while no one else
 	// touches them: the node lifecycle controller marks every pod of a node
@@ -460,8 +477,8 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	// of the one owner, or of a warm-up owner in a namespace of its own
 	// before a fleet is created (a phase then).
 	if c.fleet() {
-		err = warmUp(ctx, dyn, kind, ns+"-warmup", 2*time.Minute)
-	} else if _, err = dyn.Resource(kind.gvr).Namespace(ns).Create(ctx, kind.object(names[0], 0), metav1.CreateOptions{}); err == nil {
+		err = warmUp(ctx, dyn, kind, ns+"-warmup", c.nodeFor(0), 2*time.Minute)
+	} else if _, err = dyn.Resource(kind.gvr).Namespace(ns).Create(ctx, kind.object(names[0], 0, ""), metav1.CreateOptions{}); err == nil {
 		err = waitConverged(ctx, ow, w, names, 0, 0, 2*time.Minute)
 	}
 	if err != nil {
@@ -519,7 +536,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		case ph.create:
 			w.setDesired(ph.desired)
 			if err := forEach(ctx, len(names), driverWorkers, func(ctx context.Context, j int) error {
-				_, err := dyn.Resource(kind.gvr).Namespace(ns).Create(ctx, kind.object(names[j], ph.desired), metav1.CreateOptions{})
+				_, err := dyn.Resource(kind.gvr).Namespace(ns).Create(ctx, kind.object(names[j], ph.desired, c.nodeFor(j)), metav1.CreateOptions{})
 				return err
 			}); err != nil {
 				return res, fmt.Errorf("%s: %w", ph.name, err)
@@ -610,12 +627,12 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	return res, nil
 }
 
-// warmUp creates an owner at 0 in ns and waits, for at most timeout, until
-// its controller has written its status.
-func warmUp(ctx context.Context, dyn dynamic.Interface, kind ownerKind, ns string, timeout time.Duration) error {
+// warmUp creates an owner at 0 in ns, its pods bound to node unless "", and
+// waits, for at most timeout, until its controller has written its status.
+func warmUp(ctx context.Context, dyn dynamic.Interface, kind ownerKind, ns, node string, timeout time.Duration) error {
 	const name = "warmup"
 	r := dyn.Resource(kind.gvr).Namespace(ns)
-	if _, err := r.Create(ctx, kind.object(name, 0), metav1.CreateOptions{}); err != nil {
+	if _, err := r.Create(ctx, kind.object(name, 0, node), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	last := ""
@@ -814,6 +831,9 @@ func printComparison(out io.Writer, c compareConfig, chosen []contender, phases 
 	size := fmt.Sprintf("%d pods", c.pods)
 	if c.fleet() {
 		size = fmt.Sprintf("%d owners × %d pods", c.owners, c.pods)
+	}
+	if c.bindNodes {
+		size += " bound to their nodes by the template (no kube-scheduler)"
 	}
 	fmt.Fprintf(out, "make compare: fault %s; %d run(s) per contender, %d at once, %s, %d nodes, client QPS %g burst %d, %d workers; %s; took %v\n\n",
 		c.fault, c.runs, c.parallel, size, c.opts.Nodes, c.qps, c.burst, c.workers, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))

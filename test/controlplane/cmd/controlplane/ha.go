@@ -158,7 +158,7 @@ func haRun(ctx context.Context, c compareConfig, k contender, label string) (haR
 	}
 	defer ow.stop()
 	names := c.ownerNames()
-	if _, err = dyn.Resource(replicaSets.gvr).Namespace(ns).Create(ctx, replicaSets.object(names[0], 0), metav1.CreateOptions{}); err == nil {
+	if _, err = dyn.Resource(replicaSets.gvr).Namespace(ns).Create(ctx, replicaSets.object(names[0], 0, ""), metav1.CreateOptions{}); err == nil {
 		err = waitConverged(ctx, ow, w, names, 0, 0, 2*time.Minute)
 	}
 	if err != nil {

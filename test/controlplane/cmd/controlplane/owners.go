@@ -41,9 +41,17 @@ var (
 const podSetCRD = "podset/config/crd/demo.reconcilekit.dev_podsets.yaml"
 
 // object is an owner of this kind named name with replicas pods of one
-// pause container, selected by the label app=name.
-func (k ownerKind) object(name string, replicas int) *unstructured.Unstructured {
+// pause container, selected by the label app=name. A node other than ""
+// is written into the pod template's spec.nodeName, so that its pods are
+// bound to that node when created and kube-scheduler has nothing to do.
+func (k ownerKind) object(name string, replicas int, node string) *unstructured.Unstructured {
 	labels := map[string]any{"app": name}
+	podSpec := map[string]any{"containers": []any{
+		map[string]any{"name": "pause", "image": "registry.k8s.io/pause:3.10"},
+	}}
+	if node != "" {
+		podSpec["nodeName"] = node
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": k.apiVersion,
 		"kind":       k.kind,
@@ -53,9 +61,7 @@ func (k ownerKind) object(name string, replicas int) *unstructured.Unstructured 
 			"selector": map[string]any{"matchLabels": labels},
 			"template": map[string]any{
 				"metadata": map[string]any{"labels": labels},
-				"spec": map[string]any{"containers": []any{
-					map[string]any{"name": "pause", "image": "registry.k8s.io/pause:3.10"},
-				}},
+				"spec":     podSpec,
 			},
 		},
 	}}
