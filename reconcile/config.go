@@ -57,6 +57,12 @@ type OwnersByController[T Object] interface {
 
 // Pods lists pods from the caller's informer cache. Implementations must be
 // safe for concurrent use; the pods are the caller's and are never modified.
+// List and ListByController return each pod at most once, as an informer's
+// store or index does: Sync counts what they return without checking for
+// repeats (a pod listed twice counts twice in SyncResult.Active and the
+// status, and can make the manage step create fewer pods, never more),
+// except before deleting, where repeats are dropped so that they never cost
+// a live pod. Nil entries are skipped.
 //
 // A Pods that is also a [PodsByController] lets Sync read only the owner's
 // pods and the namespace's orphans: implement it over an index
