@@ -46,14 +46,13 @@ func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, relat
 }
 
 // manageListed is the manage step of [Controller.Sync]. Its active pods are
-// claimed from one listing of Config.Pods, which lists each pod once (an
-// informer's store holds each key once), so it skips ManageReplicas' check
-// for repeats, which made a sync of 1,000 pods with nothing to do 1.41x
-// slower (CPU time of BenchmarkControllerSync with and without it, 12
-// interleaved rounds, 2-core machine, 2026-11-26). It checks where a
-// Config.Pods that breaks the rule would do harm, before deleting: a pod
-// listed twice would be counted twice and cost a live pod. Without the
-// check a repeat can only make the step create fewer pods, never more.
+// claimed from one listing of Config.Pods, which repeats no pod but in a rare
+// race (see [Pods]), so it skips ManageReplicas' check for repeats on every
+// sync: that check made a sync of 1,000 pods with nothing to do 1.41x slower
+// (CPU time of BenchmarkControllerSync with and without it, 12 interleaved
+// rounds, 2-core machine, 2026-11-26). It checks where a repeat would do
+// harm, before deleting: a pod counted twice would cost a live pod. Without
+// the check a repeat can only make the step create fewer pods, never more.
 func (m *Manager) manageListed(ctx context.Context, owner Owner, active, related []*corev1.Pod) (Outcome, error) {
 	if len(active) > int(owner.Replicas) {
 		active = uniquePods(active)
