@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
 
 	pt "github.com/reconcilekit/reconcilekit/internal/podtest"
 	"github.com/reconcilekit/reconcilekit/podrank"
@@ -77,5 +78,28 @@ func TestFilters(t *testing.T) {
 		out := podrank.FilterActive(in)
 		out[0] = nil
 		assert.Same(t, run, in[0])
+	})
+}
+
+// every pod, whatever its phase and deletion timestamp, is at
+// most one of active and terminating; it is one of them exactly when it is
+// not terminal.
+func TestActiveTerminatingProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		phases := []corev1.PodPhase{"", corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown, "Bogus"}
+		phase := rapid.SampledFrom(phases).Draw(t, "phase")
+		opts := []pt.Option{pt.Phase(phase)}
+		if rapid.Bool().Draw(t, "deleting") {
+			opts = append(opts, pt.Deleting(t0))
+		}
+		p := pt.New("p", opts...)
+		active, terminating := podrank.IsActive(p), podrank.IsTerminating(p)
+		if active && terminating {
+			t.Fatal("a pod cannot be both active and terminating")
+		}
+		terminal := phase == corev1.PodSucceeded || phase == corev1.PodFailed
+		if (active || terminating) == terminal {
+			t.Fatalf("phase %q: active %v, terminating %v", phase, active, terminating)
+		}
 	})
 }

@@ -11,6 +11,13 @@
 // from its Clock. Nothing is modified: ForDeletion returns a new slice and
 // never reorders its input.
 //
+// This package is also the one public place for the pod-state predicates a
+// controller filters with: [IsActive], [IsTerminating], [FilterActive] and
+// [FilterTerminating] are implemented here, not
+// re-exported; package reconcile claims with them. Readiness and
+// availability are not exported: package status counts them
+// (status.Count).
+//
 // Every function is safe for concurrent use on unmodified pods. The rules
 // are .x and R-7.x of the repository's
 // docs/rules.md; docs/design/podrank.md has the longer notes and

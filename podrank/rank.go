@@ -2,8 +2,6 @@ package podrank
 
 import (
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/reconcilekit/reconcilekit/internal/podutil"
 )
 
 // RanksByNode returns, for each pod of pods, the number of active pods
@@ -29,7 +27,7 @@ func RanksByNode(pods, related []*corev1.Pod) []int {
 func countByNode(related []*corev1.Pod) map[string]int {
 	counts := make(map[string]int)
 	for _, p := range related {
-		if podutil.IsActive(p) {
+		if IsActive(p) {
 			counts[p.Spec.NodeName]++
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/reconcilekit/reconcilekit/internal/podutil"
+	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 )
@@ -148,7 +148,7 @@ func TestControllerConcurrent(t *testing.T) {
 				pods, _ := c.API.List()
 				n := 0
 				for _, p := range pods {
-					if ref := cluster.ControllerOf(p); ref != nil && ref.UID == rs.UID && podutil.IsActive(p) {
+					if ref := cluster.ControllerOf(p); ref != nil && ref.UID == rs.UID && podrank.IsActive(p) {
 						n++
 					}
 				}

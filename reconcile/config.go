@@ -57,6 +57,13 @@ type OwnersByController[T Object] interface {
 
 // Pods lists pods from the caller's informer cache. Implementations must be
 // safe for concurrent use; the pods are the caller's and are never modified.
+// List and ListByController should return each pod once, as one read of an
+// informer's store does. Sync does not check on every sync: a pod listed
+// twice (a ListByController made of two index lookups can see a pod
+// released between them under both keys) counts twice in SyncResult.Active
+// and the status, and can make the manage step create fewer pods, never
+// more; the pod's update event brings the next sync. Before deleting, Sync
+// drops repeats, so they never cost a live pod. Nil entries are skipped.
 //
 // A Pods that is also a [PodsByController] lets Sync read only the owner's
 // pods and the namespace's orphans: implement it over an index

@@ -8,7 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/internal/podutil"
+	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 )
@@ -62,7 +62,7 @@ func TestPropertyRoundsSatisfiedByEvents(t *testing.T) {
 			pods, _ := c.API.List()
 			n := 0
 			for _, p := range pods {
-				if ref := cluster.ControllerOf(p); ref != nil && ref.UID == rs.UID && podutil.IsActive(p) {
+				if ref := cluster.ControllerOf(p); ref != nil && ref.UID == rs.UID && podrank.IsActive(p) {
 					n++
 				}
 			}

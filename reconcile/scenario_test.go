@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/internal/podutil"
+	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/slowstart"
@@ -196,7 +196,7 @@ func (r *scenRun) name(prefix string) string {
 func (r *scenRun) live() int {
 	n := 0
 	r.c.API.Each(func(p *corev1.Pod) {
-		if ref := cluster.ControllerOf(p); ref != nil && ref.UID == r.rs.UID && podutil.IsActive(p) {
+		if ref := cluster.ControllerOf(p); ref != nil && ref.UID == r.rs.UID && podrank.IsActive(p) {
 			n++
 		}
 	})

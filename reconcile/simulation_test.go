@@ -16,8 +16,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/internal/podutil"
 	"github.com/reconcilekit/reconcilekit/internal/rv"
+	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 	"github.com/reconcilekit/reconcilekit/status"
@@ -307,7 +307,7 @@ func (s *simState) owned(p *corev1.Pod) bool {
 func (s *simState) live() int {
 	n := 0
 	s.c.API.Each(func(p *corev1.Pod) {
-		if s.owned(p) && podutil.IsActive(p) {
+		if s.owned(p) && podrank.IsActive(p) {
 			n++
 		}
 	})
@@ -585,7 +585,7 @@ func (s *simState) drain() {
 func (s *simState) cachedActive() int {
 	n := 0
 	for _, p := range s.c.Informer.Pods() {
-		if s.owned(p) && podutil.IsActive(p) {
+		if s.owned(p) && podrank.IsActive(p) {
 			n++
 		}
 	}

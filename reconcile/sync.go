@@ -208,7 +208,7 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 			}
 		}
 		res.Managed = true
-		res.Outcome, res.ManageErr = c.manager.ManageReplicas(ctx, o, res.Active, related)
+		res.Outcome, res.ManageErr = c.manager.manageListed(ctx, o, res.Active, related)
 	}
 
 	res.Now = c.manager.now()

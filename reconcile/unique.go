@@ -9,7 +9,9 @@ import (
 
 // uniquePods returns active without nil pods and without later pods whose
 // key was already seen. It returns active itself when there is nothing to
-// drop; the result is only read.
+// drop; the result is only read. ManageReplicas calls it on every call
+// (its callers' slices are theirs); Sync's manage step only before deleting
+// (see manageListed).
 func uniquePods(active []*corev1.Pod) []*corev1.Pod {
 	if !mayRepeat(active) {
 		return active // the common case, paid on every sync: no map
@@ -58,9 +60,12 @@ var keySeed = maphash.MakeSeed()
 // building a set; a false positive (a hash collision) only sends the caller
 // to the exact check.
 //
-// It pays for itself: a plain map of every key was 3.2x slower at 100 and
-// 1,000 pods, and no faster at 10,000, in a benchmark of uniquePods on the 2-core
-// machine, 2026-11-24 (a clever layer stays only where it buys 1.5x).
+// It pays for itself where it runs on every call, ManageReplicas: with a
+// plain map of every key instead, a call with nothing to do at 1,000 pods
+// (BenchmarkManageReplicas/1000to1000, which is this check and little else)
+// took 3.46x the CPU time, median of 12 interleaved rounds [2.17x..4.41x],
+// 2-core machine, 2026-11-26 (a clever layer stays only where it buys
+// 1.5x). Controller.Sync does not call it on every sync (manageListed).
 func mayRepeat(active []*corev1.Pod) bool {
 	if len(active) < 2 {
 		return len(active) == 1 && active[0] == nil

@@ -12,7 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/internal/podtest"
-	"github.com/reconcilekit/reconcilekit/internal/podutil"
+	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
@@ -256,7 +256,7 @@ func TestCalculateCountsProperty(t *testing.T) {
 }
 
 // with filters: from an arbitrary pod list, the pods a
-// caller passes through podutil's filters give terminatingReplicas = exactly
+// caller passes through podrank's filters give terminatingReplicas = exactly
 // the non-terminal pods with a deletion timestamp, and replicas = exactly the
 // non-terminal pods without one. Without filtering, the slice length as given
 // is reported; with the switch off, nil.
@@ -266,10 +266,10 @@ func TestTerminatingProperty(t *testing.T) {
 		var active, terminating []*corev1.Pod
 		var wantActive, wantTerminating int32
 		for _, p := range all {
-			if podutil.IsActive(p) {
+			if podrank.IsActive(p) {
 				active = append(active, p)
 			}
-			if podutil.IsTerminating(p) {
+			if podrank.IsTerminating(p) {
 				terminating = append(terminating, p)
 			}
 			if p == nil {

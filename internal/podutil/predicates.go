@@ -7,22 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// IsActive reports whether p is neither terminal (Succeeded or Failed) nor
-// marked for deletion. A nil pod is not active.
-func IsActive(p *corev1.Pod) bool {
-	return p != nil && !isTerminal(p) && p.DeletionTimestamp == nil
-}
-
-// IsTerminating reports whether p has a deletion timestamp and is not
-// terminal. A nil pod is not terminating.
-func IsTerminating(p *corev1.Pod) bool {
-	return p != nil && p.DeletionTimestamp != nil && !isTerminal(p)
-}
-
-func isTerminal(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
 // ReadyCondition returns the first condition of type Ready, or nil.
 // The result points into p; callers must not modify it.
 func ReadyCondition(p *corev1.Pod) *corev1.PodCondition {

@@ -14,30 +14,6 @@ import (
 
 var t0 = podtest.Epoch
 
-func TestActiveAndTerminating(t *testing.T) {
-	cases := []struct {
-		name              string
-		pod               *corev1.Pod
-		active, terminate bool
-	}{
-		{"R-5.1 running is active", podtest.New("a"), true, false},
-		{"R-5.1 empty phase is active", podtest.New("a", podtest.Phase("")), true, false},
-		{"R-5.1 pending is active", podtest.New("a", podtest.Phase(corev1.PodPending)), true, false},
-		{"R-5.1 unknown is active", podtest.New("a", podtest.Phase(corev1.PodUnknown)), true, false},
-		{"R-5.1 succeeded is not active", podtest.New("a", podtest.Phase(corev1.PodSucceeded)), false, false},
-		{"R-5.1 failed is not active", podtest.New("a", podtest.Phase(corev1.PodFailed)), false, false},
-		{"R-5.2 deleting running is terminating", podtest.New("a", podtest.Deleting(t0)), false, true},
-		{"R-5.2 deleting failed is neither", podtest.New("a", podtest.Phase(corev1.PodFailed), podtest.Deleting(t0)), false, false},
-		{"nil pod is neither", nil, false, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.active, podutil.IsActive(c.pod))
-			assert.Equal(t, c.terminate, podutil.IsTerminating(c.pod))
-		})
-	}
-}
-
 func TestReadyAndAvailable(t *testing.T) {
 	now := t0.Add(time.Hour)
 	cases := []struct {
@@ -128,9 +104,6 @@ func TestPredicateProperties(t *testing.T) {
 		}
 		p := podtest.New("p", opts...)
 		minReady := rapid.Int32Range(-5, 100).Draw(t, "minReady")
-		if podutil.IsActive(p) && podutil.IsTerminating(p) {
-			t.Fatal("a pod cannot be both active and terminating")
-		}
 		if podutil.IsAvailable(p, minReady, t0) && !podutil.IsReady(p) {
 			t.Fatal("available implies ready")
 		}

@@ -76,6 +76,10 @@ func controllerName(p *corev1.Pod) string {
 	return ""
 }
 
+// live is R-5.1's "active" written out on purpose rather than imported from
+// podrank: this module watches both our controller and
+// kube-controller-manager from outside and does not depend on the library
+// it judges.
 func live(p *corev1.Pod) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }

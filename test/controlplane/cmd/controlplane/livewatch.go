@@ -118,6 +118,9 @@ func watchLive(ctx context.Context, client kubernetes.Interface, ns string) (*li
 		if !ok {
 			return
 		}
+		// R-5.1's "active", written out rather than imported from podrank:
+		// this module judges our controller and kube-controller-manager
+		// alike and does not depend on the library.
 		alive := p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 		owner := ""
 		if ref := metav1.GetControllerOf(p); ref != nil {
