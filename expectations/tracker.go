@@ -2,11 +2,8 @@ package expectations
 
 import (
 	"hash/maphash"
-	"maps"
 	"sync"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // DefaultTTL is how long a pending expectation blocks its key before it is
@@ -42,16 +39,18 @@ type Options struct {
 	// evidence would.
 	SafetyLimit time.Duration
 
-	// Caches maps a resource to a function returning the resourceVersion up
-	// to which the informer cache of that resource has synced (client-go:
-	// the informer store's LastStoreSyncResourceVersion; "" when it does
-	// not track one). [Tracker.Ready] compares every recorded write with
-	// its resource's entry; under EvidenceFirst, Caches[PodsResource] is
-	// the evidence. A nil map or a missing entry means no cache: writes of
-	// that resource never block Ready and give no evidence. New copies the
-	// map; the functions are called with no Tracker lock held, each at most
-	// once per Ready, Check, Satisfied or Snapshot call.
-	Caches map[schema.GroupResource]func() string
+	// Gate is the consistency gate whose records are this Tracker's
+	// evidence under EvidenceFirst: New attaches the Tracker to it, so that
+	// every pod write recorded there from then on ([Gate.Wrote] with
+	// [PodsResource]) becomes evidence of its key's current round, and the
+	// verdict compares it with the Gate's pods cache
+	// (GateOptions.Caches[PodsResource]). Nil means no evidence: an
+	// EvidenceFirst Tracker then decides every round by the TTL, as
+	// ExpireAfterTTL does, and its Snapshots show no WriteRV. Under the
+	// other policies the Gate only fills Snapshot.WriteRV. The Tracker does
+	// not otherwise use the Gate: Ready, Clear and the Gate's lifetimes are
+	// the caller's.
+	Gate *Gate
 
 	// Hooks are called on notable transitions, for metrics. The zero Hooks
 	// call nothing.
@@ -82,13 +81,11 @@ const shardBits = 6
 // A Tracker is safe for concurrent use by any number of goroutines (informer
 // handlers and workers alike). Keys are spread over independently locked
 // shards; every method holds at most one shard lock at a time, for a short
-// time, and never calls the Clock, a Caches function or a hook while holding it.
+// time, and never calls the Clock, a cache function or a hook while holding it.
 type Tracker struct {
 	opts Options
 
 	shards [shardCount]shard
-
-	gate gate // the consistency gate's write records (gate.go)
 }
 
 // shard is one lock-protected partition of a Tracker's records.
@@ -164,11 +161,21 @@ func fill(set map[string]struct{}, keys []string) map[string]struct{} {
 	return set
 }
 
-// New returns a Tracker configured by opts, which it copies. It starts no
-// goroutines.
+// New returns a Tracker configured by opts, which it copies, attached to
+// opts.Gate if set (see [Options].Gate). It starts no goroutines.
 func New(opts Options) *Tracker {
-	opts.Caches = maps.Clone(opts.Caches)
-	return &Tracker{opts: opts}
+	t := &Tracker{opts: opts}
+	if opts.Gate != nil {
+		opts.Gate.attach(t)
+	}
+	return t
+}
+
+// Gate returns the Gate given in Options.Gate, or nil: where a caller that
+// holds only the Tracker (reconcile's Manager, say) records its pod
+// writes, so that they reach this Tracker's evidence.
+func (t *Tracker) Gate() *Gate {
+	return t.opts.Gate
 }
 
 func (t *Tracker) now() time.Time {
