@@ -12,10 +12,9 @@ import "github.com/reconcilekit/reconcilekit/internal/rv"
 // unusable: the round then falls back to the TTL, because the cache cannot
 // be shown to have passed that write. Without a record it does nothing.
 func (t *Tracker) recordRoundWrite(key, resourceVersion string) {
-	s := t.shardFor(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.records[key]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.records[key]
 	if r == nil || r.writeBad {
 		return
 	}
@@ -43,10 +42,9 @@ func (t *Tracker) recordRoundWrite(key, resourceVersion string) {
 // another wave of doomed creates. The next Set or Expect call starts a round
 // without the mark. Without a record it does nothing.
 func (t *Tracker) RecordUnverifiable(key string) {
-	s := t.shardFor(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.records[key]; r != nil {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.records[key]; r != nil {
 		r.writeRV, r.writeBad = "", true
 	}
 }

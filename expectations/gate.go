@@ -84,6 +84,9 @@ type Gate struct {
 	caches   map[schema.GroupResource]func() string
 	deferred func(key string, err *StaleCacheError)
 
+	// mu is one mutex: a Gate split in 64 locked shards measured no
+	// faster on BenchmarkControllerSyncParallel, where every sync takes
+	// it up to three times (see the measurements on Tracker.mu).
 	mu       sync.Mutex
 	records  map[string]*writes // nil until the first Wrote
 	trackers []*Tracker         // fed the pod writes; only appended to

@@ -167,7 +167,7 @@ func (t *Tracker) Check(key string) Status {
 	return t.check(key, true)
 }
 
-// view is what a verdict needs from a record, copied under the shard lock.
+// view is what a verdict needs from a record, copied under the lock.
 type view struct {
 	adds, dels int
 	since      time.Time
@@ -185,11 +185,10 @@ type verdict struct {
 }
 
 func (t *Tracker) check(key string, wantAge bool) Status {
-	s := t.shardFor(key)
-	s.mu.Lock()
-	r := s.records[key]
+	t.mu.Lock()
+	r := t.records[key]
 	if r == nil {
-		s.mu.Unlock()
+		t.mu.Unlock()
 		return Status{Satisfied: true, Resolution: NoRecord}
 	}
 	v := view{
@@ -200,17 +199,17 @@ func (t *Tracker) check(key string, wantAge bool) Status {
 	if v.hookDue {
 		v.round = r.round
 	}
-	s.mu.Unlock()
+	t.mu.Unlock()
 
 	d := t.judge(&v, wantAge || v.hookDue)
 	if d.Satisfied && v.hookDue {
-		s.mu.Lock()
-		r := s.records[key]
+		t.mu.Lock()
+		r := t.records[key]
 		fire := r != nil && r.round == v.round && !r.resolved
 		if fire {
 			r.resolved = true
 		}
-		s.mu.Unlock()
+		t.mu.Unlock()
 		if fire {
 			t.opts.Hooks.Resolved(key, d.Resolution, d.Age)
 		}

@@ -70,11 +70,10 @@ func (t *Tracker) Snapshot(key string) (Snapshot, bool) {
 		Policy: t.opts.Policy,
 		TTL:    t.timeout(),
 	}
-	s := t.shardFor(key)
-	s.mu.Lock()
-	r := s.records[key]
+	t.mu.Lock()
+	r := t.records[key]
 	if r == nil {
-		s.mu.Unlock()
+		t.mu.Unlock()
 		return snap, false
 	}
 	v := view{
@@ -86,7 +85,7 @@ func (t *Tracker) Snapshot(key string) (Snapshot, bool) {
 	snap.WriteRV, snap.WriteRVInvalid = r.writeRV, r.writeBad
 	snap.DeletionKeys = sortedKeys(r.delKeys)
 	snap.CreationKeys = sortedKeys(r.addKeys)
-	s.mu.Unlock()
+	t.mu.Unlock()
 
 	d := t.judge(&v, true)
 	snap.Status, snap.Limit, snap.CacheRV = d.Status, d.limit, d.cacheRV
