@@ -45,15 +45,15 @@ type Snapshot struct {
 	// evidence, NeverExpire).
 	Limit time.Duration
 
-	// WriteRV is the highest resourceVersion recorded this round by
-	// Wrote for pods; WriteRVInvalid reports that evidence is unusable this
-	// round: a recorded version did not parse, or RecordUnverifiable was
-	// called.
+	// WriteRV is the highest pod resourceVersion recorded this round in
+	// the Tracker's Gate (Options.Gate, [Gate.Wrote] with [PodsResource]);
+	// WriteRVInvalid reports that evidence is unusable this round: a
+	// recorded version did not parse, or RecordUnverifiable was called.
 	WriteRV        string
 	WriteRVInvalid bool
 
-	// CacheRV is the cache version that the pods cache function returned if the verdict
-	// consulted it, else "".
+	// CacheRV is the version the Gate's pods cache function returned if
+	// the verdict consulted it, else "".
 	CacheRV string
 
 	found bool
