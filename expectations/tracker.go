@@ -46,9 +46,11 @@ type Options struct {
 	// (GateOptions.Caches[PodsResource]). Nil means no evidence: an
 	// EvidenceFirst Tracker then decides every round by the TTL, as
 	// ExpireAfterTTL does, and its Snapshots show no WriteRV. Under the
-	// other policies the Gate only fills Snapshot.WriteRV. The Tracker does
-	// not otherwise use the Gate: Ready, Clear and the Gate's lifetimes are
-	// the caller's.
+	// other policies the Gate only fills Snapshot.WriteRV. The Gate keeps
+	// feeding every Tracker built on it for as long as it lives, so build
+	// one Tracker per Gate, not one per call. The Tracker does not
+	// otherwise use the Gate: Ready, Clear and the Gate's lifetimes are the
+	// caller's.
 	Gate *Gate
 
 	// Hooks are called on notable transitions, for metrics. The zero Hooks
