@@ -80,12 +80,12 @@ type Tracker struct {
 	// consistency gate's lock, taken by every sync, is counted. Measured
 	// on the 2-core machine, 2026-11-26, loaded by a concurrent
 	// make compare run, as interleaved runs of test binaries built from
-	// each variant (6 runs each, -benchtime 500ms; medians, then range):
+	// each variant (12 runs each, -benchtime 500ms; medians, then range):
 	//
 	//	BenchmarkControllerSyncParallel (reconcile, 64 owners, both cores):
-	//	  one mutex 8.57 µs/op (6.62–9.76), 64 shards 8.20 µs/op (5.23–16.28)
+	//	  one mutex 9.06 µs/op (5.23–13.26), 64 shards 8.81 µs/op (5.23–16.28)
 	//	BenchmarkVsExpectationsParallel (test/conformance, 100 keys),
-	//	upstream's time / ours, per run (n=12):
+	//	upstream's time / ours, per run:
 	//	  one mutex 1.73x (1.19–2.92), 64 shards 1.38x (1.02–2.02)
 	//
 	// A 64-shard Gate beside either changed neither beyond the noise.
