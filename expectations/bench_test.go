@@ -190,10 +190,10 @@ func BenchmarkHotPath(b *testing.B) {
 	b.Run("Satisfied/EvidenceFirst", func(b *testing.B) {
 		tr := expectations.New(expectations.Options{
 			Policy: expectations.EvidenceFirst,
-			Caches: podsCache(func() string { return "1000" }),
+			Gate:   podsGate(func() string { return "1000" }),
 		})
 		tr.ExpectCreationKeys(rsKey, []string{"default/a"})
-		tr.Wrote(rsKey, "", expectations.PodsResource, "2000")
+		tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "2000")
 		b.ReportAllocs()
 		for b.Loop() {
 			tr.Satisfied(rsKey)
@@ -210,10 +210,10 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	tracking.ExpectCreationKeys(rsKey, []string{"default/a", "default/b"})
 	evidence := expectations.New(expectations.Options{
 		Policy: expectations.EvidenceFirst,
-		Caches: podsCache(func() string { return "1000" }),
+		Gate:   podsGate(func() string { return "1000" }),
 	})
 	evidence.ExpectCreations(rsKey, 1)
-	evidence.Wrote(rsKey, "", expectations.PodsResource, "2000")
+	evidence.Gate().Wrote(rsKey, "", expectations.PodsResource, "2000")
 	calls := map[string]func(){
 		"CreationObserved":              func() { tr.CreationObserved(rsKey) },
 		"DeletionObserved":              func() { tr.DeletionObserved(rsKey, "default/a") },

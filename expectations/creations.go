@@ -15,13 +15,12 @@ package expectations
 // until the next Set or ExpectCreations.
 func (t *Tracker) ExpectCreationKeys(key string, podKeys []string) {
 	now := t.now()
-	s := t.shardFor(key)
-	s.mu.Lock()
-	r := s.upsert(key)
+	t.mu.Lock()
+	r := t.upsert(key)
 	r.addKeys = fill(r.addKeys, podKeys)
 	r.trackAdds = true
-	s.startRound(r, len(r.addKeys), 0, now)
-	s.mu.Unlock()
+	t.startRound(r, len(r.addKeys), 0, now)
+	t.mu.Unlock()
 }
 
 // CreationObservedKey records that the pod podKey was seen created, or that
@@ -32,9 +31,8 @@ func (t *Tracker) ExpectCreationKeys(key string, podKeys []string) {
 // CreationObserved(key). Without a record it does nothing. It does not
 // allocate.
 func (t *Tracker) CreationObservedKey(key, podKey string) {
-	s := t.shardFor(key)
-	s.mu.Lock()
-	if r := s.records[key]; r != nil {
+	t.mu.Lock()
+	if r := t.records[key]; r != nil {
 		if !r.trackAdds {
 			r.adds--
 		} else if _, ok := r.addKeys[podKey]; ok {
@@ -42,5 +40,5 @@ func (t *Tracker) CreationObservedKey(key, podKey string) {
 			r.adds--
 		}
 	}
-	s.mu.Unlock()
+	t.mu.Unlock()
 }

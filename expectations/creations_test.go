@@ -136,7 +136,7 @@ func TestTrackedCreations(t *testing.T) {
 func TestExpectCreationKeysRestartsTheRound(t *testing.T) {
 	tr, clk := newTracker(0)
 	tr.ExpectDeletions(rsKey, []string{"default/x"})
-	tr.Wrote(rsKey, "", expectations.PodsResource, "10")
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "10")
 	clk.Step(4 * expectations.DefaultTTL)
 	require.True(t, tr.Satisfied(rsKey), "expired")
 

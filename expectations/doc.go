@@ -11,10 +11,15 @@
 // [Tracker.Satisfied] is true. An expectation never observed holds its key
 // until the TTL ([DefaultTTL] unless [Options].TTL says otherwise) expires;
 // the opt-in [EvidenceFirst] policy decides from the cache's resourceVersion
-// instead. The same Tracker is the consistency gate (read-your-own-writes):
-// [Tracker.Wrote] and [Tracker.Ready].
+// instead, reading the controller's pod writes from a [Gate].
 //
-// The zero Tracker is ready to use and safe for concurrent use. Zero
+// The [Gate] is the consistency gate (read-your-own-writes, upstream's
+// ConsistencyStore): record the controller's writes with [Gate.Wrote] and
+// ask [Gate.Ready] first in every sync. Its records live apart from the
+// expectation rounds; [Options].Gate connects the two.
+//
+// The zero Tracker and the zero Gate are ready to use and safe for
+// concurrent use. Zero
 // [Options] follow upstream v1.37, rules R-2.x, R-3.x and of the
 // repository's docs/rules.md; docs/design/expectations.md has the longer
 // notes.

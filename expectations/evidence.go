@@ -2,8 +2,9 @@ package expectations
 
 import "github.com/reconcilekit/reconcilekit/internal/rv"
 
-// recordRoundWrite keeps resourceVersion, of a pod the controller wrote, as
-// evidence of key's current round for EvidenceFirst: the round keeps the
+// recordRoundWrite keeps resourceVersion, of a pod the controller wrote
+// (handed over by the Gate's Wrote), as evidence of key's current round for
+// EvidenceFirst: the round keeps the
 // highest version recorded since the last Set or Expect call, in
 // resourceversion.CompareResourceVersion order (internal/rv implements it,
 // so that the module builds on apimachinery v0.33). A version that does not
@@ -11,10 +12,9 @@ import "github.com/reconcilekit/reconcilekit/internal/rv"
 // unusable: the round then falls back to the TTL, because the cache cannot
 // be shown to have passed that write. Without a record it does nothing.
 func (t *Tracker) recordRoundWrite(key, resourceVersion string) {
-	s := t.shardFor(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.records[key]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.records[key]
 	if r == nil || r.writeBad {
 		return
 	}
@@ -42,20 +42,20 @@ func (t *Tracker) recordRoundWrite(key, resourceVersion string) {
 // another wave of doomed creates. The next Set or Expect call starts a round
 // without the mark. Without a record it does nothing.
 func (t *Tracker) RecordUnverifiable(key string) {
-	s := t.shardFor(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.records[key]; r != nil {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.records[key]; r != nil {
 		r.writeRV, r.writeBad = "", true
 	}
 }
 
 // evidence compares the cache's version with the round's highest write.
-// usable is false when there is nothing to compare (no pods cache, no write
+// usable is false when there is nothing to compare (no Gate, no pods cache
+// in it, no write
 // recorded, a version that does not parse); otherwise cmp is the comparison
 // of the cache version with the write version (< 0: the cache is behind).
 func (t *Tracker) evidence(writeRV string, writeBad bool) (cacheRV string, cmp int, usable bool) {
-	cache := t.opts.Caches[PodsResource]
+	cache := t.opts.Gate.cache(PodsResource)
 	if cache == nil || writeRV == "" || writeBad {
 		return "", 0, false
 	}

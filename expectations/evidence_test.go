@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
@@ -31,7 +32,7 @@ func TestWroteRoundEvidence(t *testing.T) {
 			tr, _ := newTracker(0)
 			tr.ExpectCreations(rsKey, 1)
 			for _, rv := range tc.writes {
-				tr.Wrote(rsKey, "", expectations.PodsResource, rv)
+				tr.Gate().Wrote(rsKey, "", expectations.PodsResource, rv)
 			}
 			snap, _ := tr.Snapshot(rsKey)
 			assert.Equal(t, tc.wantRV, snap.WriteRV)
@@ -47,13 +48,13 @@ func TestWroteRoundEvidence(t *testing.T) {
 
 func TestWroteWithoutRoundRecord(t *testing.T) {
 	tr, _ := newTracker(0)
-	tr.Wrote(rsKey, "", expectations.PodsResource, "10")
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "10")
 	_, ok := tr.Snapshot(rsKey)
 	assert.False(t, ok, "Wrote creates no expectations record")
 
 	tr.ExpectCreations(rsKey, 1)
 	tr.Delete(rsKey)
-	tr.Wrote(rsKey, "", expectations.PodsResource, "10")
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "10")
 	_, _, ok = tr.Pending(rsKey)
 	assert.False(t, ok)
 }
@@ -61,9 +62,9 @@ func TestWroteWithoutRoundRecord(t *testing.T) {
 // TestEvidenceSnapshotString shows the "why" line for each EvidenceFirst verdict.
 func TestEvidenceSnapshotString(t *testing.T) {
 	cache := &fakeCache{}
-	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, Caches: podsCache(cache.Version)})
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, Gate: podsGate(cache.Version)})
 	tr.ExpectCreationKeys(rsKey, []string{"default/web-b", "default/web-a"})
-	tr.Wrote(rsKey, "", expectations.PodsResource, "120")
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "120")
 	clk.Step(expectations.DefaultTTL * 2)
 
 	cache.rv = "118"
@@ -105,8 +106,8 @@ func FuzzWrote(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		tr, _ := newTracker(0)
 		tr.ExpectCreations(rsKey, 1)
-		tr.Wrote(rsKey, "", expectations.PodsResource, a)
-		tr.Wrote(rsKey, "", expectations.PodsResource, b)
+		tr.Gate().Wrote(rsKey, "", expectations.PodsResource, a)
+		tr.Gate().Wrote(rsKey, "", expectations.PodsResource, b)
 		snap, _ := tr.Snapshot(rsKey)
 		if !wellFormedRV(a) || !wellFormedRV(b) {
 			assert.True(t, snap.WriteRVInvalid, "%q, %q", a, b)
@@ -141,15 +142,15 @@ func wellFormedRV(rv string) bool {
 // without the mark.
 func TestRecordUnverifiable(t *testing.T) {
 	cache := &fakeCache{rv: "500"}
-	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, Caches: podsCache(cache.Version)})
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, Gate: podsGate(cache.Version)})
 	tr.RecordUnverifiable(rsKey) // no record: nothing to mark
 	_, ok := tr.Snapshot(rsKey)
 	assert.False(t, ok)
 
 	tr.ExpectCreationKeys(rsKey, []string{"default/web-a", "default/web-b"})
-	tr.Wrote(rsKey, "", expectations.PodsResource, "120")
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "120")
 	tr.RecordUnverifiable(rsKey)
-	tr.Wrote(rsKey, "", expectations.PodsResource, "130") // later writes do not restore the evidence
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "130") // later writes do not restore the evidence
 	st := tr.Check(rsKey)
 	assert.False(t, st.Satisfied, "the cache (RV 500) passed the writes, but the round cannot be settled by them")
 	assert.Equal(t, expectations.Waiting, st.Resolution)
@@ -162,8 +163,70 @@ func TestRecordUnverifiable(t *testing.T) {
 	assert.Equal(t, expectations.Expired, st.Resolution)
 
 	tr.ExpectCreationKeys(rsKey, []string{"default/web-c"})
-	tr.Wrote(rsKey, "", expectations.PodsResource, "140")
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "140")
 	st = tr.Check(rsKey)
 	assert.True(t, st.Satisfied, "a new round uses evidence again")
 	assert.Equal(t, expectations.ResolvedByEvidence, st.Resolution)
+}
+
+// TestEvidenceComesFromTheGate: an EvidenceFirst Tracker reads its evidence
+// from the Gate in Options.Gate — the pod writes recorded there and its pods
+// cache — and from no other Gate; without a Gate it decides by the TTL.
+func TestEvidenceComesFromTheGate(t *testing.T) {
+	cache := &fakeCache{rv: "200"}
+	mine, other := podsGate(cache.Version), podsGate(cache.Version)
+	tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst, Gate: mine})
+	require.Same(t, mine, tr.Gate())
+
+	tr.ExpectCreationKeys(rsKey, []string{"default/web-a"})
+	other.Wrote(rsKey, "u1", expectations.PodsResource, "120")
+	assert.Equal(t, expectations.Waiting, tr.Check(rsKey).Resolution, "another Gate's write is no evidence")
+	mine.Wrote(rsKey, "u1", gateRS, "120")
+	assert.Equal(t, expectations.Waiting, tr.Check(rsKey).Resolution, "a write of another resource is no evidence")
+	mine.Wrote(rsKey, "u1", expectations.PodsResource, "120")
+	assert.Equal(t, expectations.ResolvedByEvidence, tr.Check(rsKey).Resolution, "the Gate's pod write, passed by its pods cache")
+
+	t.Run("a Gate clear keeps the round's evidence; Delete keeps the Gate's record", func(t *testing.T) {
+		tr.ExpectCreationKeys(rsKey, []string{"default/web-b"})
+		mine.Wrote(rsKey, "u1", expectations.PodsResource, "150")
+		mine.Clear(rsKey, "")
+		assert.Equal(t, expectations.ResolvedByEvidence, tr.Check(rsKey).Resolution)
+		mine.Wrote(rsKey, "u1", expectations.PodsResource, "160")
+		tr.Delete(rsKey)
+		v, ok := mine.Written(rsKey, expectations.PodsResource)
+		assert.True(t, ok)
+		assert.Equal(t, "160", v)
+	})
+
+	t.Run("a Gate without a pods cache gives no evidence", func(t *testing.T) {
+		tr, clk := newTrackerWith(expectations.Options{Policy: expectations.EvidenceFirst}) // a zero Gate
+		tr.ExpectCreationKeys(rsKey, []string{"default/web-a"})
+		tr.Gate().Wrote(rsKey, "u1", expectations.PodsResource, "120")
+		assert.Equal(t, expectations.Waiting, tr.Check(rsKey).Resolution)
+		clk.Step(expectations.DefaultTTL + 1)
+		assert.Equal(t, expectations.Expired, tr.Check(rsKey).Resolution, "the TTL applies")
+	})
+
+	t.Run("no Gate: EvidenceFirst decides by the TTL", func(t *testing.T) {
+		tr := expectations.New(expectations.Options{Policy: expectations.EvidenceFirst, Clock: clk})
+		assert.Nil(t, tr.Gate())
+		tr.ExpectCreationKeys(rsKey, []string{"default/web-a"})
+		mine.Wrote(rsKey, "u1", expectations.PodsResource, "120")
+		snap, _ := tr.Snapshot(rsKey)
+		assert.Empty(t, snap.WriteRV, "no Gate, no evidence")
+		assert.Equal(t, expectations.Waiting, snap.Resolution)
+		clk.Step(expectations.DefaultTTL + 1)
+		assert.Equal(t, expectations.Expired, tr.Check(rsKey).Resolution)
+	})
+
+	t.Run("every Tracker on a Gate receives its pod writes", func(t *testing.T) {
+		g := podsGate(cache.Version)
+		a := expectations.New(expectations.Options{Policy: expectations.EvidenceFirst, Gate: g})
+		b := expectations.New(expectations.Options{Policy: expectations.EvidenceFirst, Gate: g})
+		a.ExpectCreations(rsKey, 1)
+		b.ExpectCreations(rsKey, 1)
+		g.Wrote(rsKey, "u1", expectations.PodsResource, "120")
+		assert.Equal(t, expectations.ResolvedByEvidence, a.Check(rsKey).Resolution)
+		assert.Equal(t, expectations.ResolvedByEvidence, b.Check(rsKey).Resolution)
+	})
 }

@@ -106,21 +106,27 @@ func ExampleTracker_ExpectCreationKeys() {
 }
 
 // With EvidenceFirst the Tracker compares the informer's synced
-// resourceVersion with the controller's own writes: a cache that is behind
-// keeps the key waiting past the TTL, a cache that has passed the writes
-// without delivering their events resolves the key at once.
+// resourceVersion with the controller's own writes, which it reads from the
+// Gate: a cache that is behind keeps the key waiting past the TTL, a cache
+// that has passed the writes without delivering their events resolves the
+// key at once.
 func ExampleEvidenceFirst() {
 	clock := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	cacheRV := "100" // what informer.LastStoreSyncResourceVersion() would say
+	gate := expectations.NewGate(expectations.GateOptions{
+		Caches: map[schema.GroupResource]func() string{
+			expectations.PodsResource: func() string { return cacheRV },
+		},
+	})
 	tracker := expectations.New(expectations.Options{
 		Clock:  clock,
 		Policy: expectations.EvidenceFirst,
-		Caches: podsCache(func() string { return cacheRV }),
+		Gate:   gate,
 	})
 	const key = "default/web"
 
 	tracker.ExpectCreationKeys(key, []string{"default/web-a"})
-	tracker.Wrote(key, "", expectations.PodsResource, "120") // the create response's resourceVersion
+	gate.Wrote(key, "uid-of-web", expectations.PodsResource, "120") // the create response's resourceVersion
 
 	clock.Step(6 * time.Minute) // past the TTL, but the cache lags
 	fmt.Println(tracker.Check(key).Resolution)
@@ -159,24 +165,26 @@ func ExampleHooks() {
 // the controller's writes, and start every sync with Ready, which defers the
 // sync while an informer cache is older than the controller's newest write
 // for that owner (upstream v1.37's consistency gate).
-func ExampleTracker_Ready() {
+func ExampleGate_Ready() {
 	configMaps := schema.GroupResource{Resource: "configmaps"}
 	cacheRV := "100" // what the informer store's LastStoreSyncResourceVersion would say
-	tracker := expectations.New(expectations.Options{Caches: map[schema.GroupResource]func() string{
-		configMaps: func() string { return cacheRV },
-	}})
+	gate := expectations.NewGate(expectations.GateOptions{
+		Caches: map[schema.GroupResource]func() string{
+			configMaps: func() string { return cacheRV },
+		},
+	})
 
 	const key = "default/app"
 	// The sync wrote a ConfigMap; the API server answered resourceVersion 120.
-	tracker.Wrote(key, "uid-of-app", configMaps, "120")
+	gate.Wrote(key, "uid-of-app", configMaps, "120")
 
 	// The next sync, before the informer has seen that write:
-	err := tracker.Ready(key)
+	err := gate.Ready(key)
 	var stale *expectations.StaleCacheError
 	fmt.Println("deferred:", errors.As(err, &stale), stale.Resource, stale.Read, "<", stale.Written)
 
 	cacheRV = "121" // the watch event arrived
-	fmt.Println("ready:", tracker.Ready(key) == nil)
+	fmt.Println("ready:", gate.Ready(key) == nil)
 	// Output:
 	// deferred: true configmaps 100 < 120
 	// ready: true

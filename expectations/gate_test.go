@@ -45,7 +45,7 @@ func (c *versions) get(gr schema.GroupResource) string {
 	return c.v[gr]
 }
 
-// caches returns Options.Caches for pods and replicasets over c.
+// caches returns GateOptions.Caches for pods and replicasets over c.
 func (c *versions) caches() map[schema.GroupResource]func() string {
 	return map[schema.GroupResource]func() string{
 		gatePods: func() string { return c.get(gatePods) },
@@ -53,10 +53,10 @@ func (c *versions) caches() map[schema.GroupResource]func() string {
 	}
 }
 
-type gateOp func(tr *expectations.Tracker)
+type gateOp func(g *expectations.Gate)
 
 func wrote(uid types.UID, gr schema.GroupResource, v string) gateOp {
-	return func(tr *expectations.Tracker) { tr.Wrote(rsKey, uid, gr, v) }
+	return func(g *expectations.Gate) { g.Wrote(rsKey, uid, gr, v) }
 }
 
 // TestWroteNewestWins pins how a write record keeps versions.
@@ -80,7 +80,7 @@ func TestWroteNewestWins(t *testing.T) {
 		{"R-10.9 another UID starts from its own write", []gateOp{wrote("u1", gatePods, "12"), wrote("u2", gatePods, "5")}, gatePods, "5", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var tr expectations.Tracker
+			var tr expectations.Gate // the zero Gate records
 			for _, op := range tc.ops {
 				op(&tr)
 			}
@@ -118,12 +118,12 @@ func TestReady(t *testing.T) {
 			c.set(gatePods, tc.pods)
 			c.set(gateRS, tc.rs)
 			var deferred []*expectations.StaleCacheError
-			tr := expectations.New(expectations.Options{Caches: c.caches(), Hooks: expectations.Hooks{
+			tr := expectations.NewGate(expectations.GateOptions{Caches: c.caches(),
 				Deferred: func(key string, err *expectations.StaleCacheError) {
 					assert.Equal(t, rsKey, key)
 					deferred = append(deferred, err)
 				},
-			}})
+			})
 			for _, op := range tc.ops {
 				op(tr)
 			}
@@ -139,7 +139,7 @@ func TestReady(t *testing.T) {
 			require.ErrorAs(t, err, &stale)
 			assert.Equal(t, tc.wantStale, stale)
 			assert.Contains(t, err.Error(), "expectations: ")
-			require.Len(t, deferred, 1, "Hooks.Deferred once per deferral")
+			require.Len(t, deferred, 1, "GateOptions.Deferred once per deferral")
 			assert.Same(t, stale, deferred[0])
 			assert.Equal(t, before, written(tr), "R-10.9: a deferred owner's record is kept")
 		})
@@ -147,7 +147,7 @@ func TestReady(t *testing.T) {
 }
 
 // written returns rsKey's gate record as a map, for the resources the tests use.
-func written(tr *expectations.Tracker) map[schema.GroupResource]string {
+func written(tr *expectations.Gate) map[schema.GroupResource]string {
 	out := map[schema.GroupResource]string{}
 	for _, gr := range []schema.GroupResource{gatePods, gateRS, gateCM} {
 		if v, ok := tr.Written(rsKey, gr); ok {
@@ -160,7 +160,7 @@ func written(tr *expectations.Tracker) map[schema.GroupResource]string {
 // TestReadyThenCaughtUp: a deferral lasts until the cache reaches the write.
 func TestReadyThenCaughtUp(t *testing.T) {
 	var c versions
-	tr := expectations.New(expectations.Options{Caches: c.caches()})
+	tr := expectations.NewGate(expectations.GateOptions{Caches: c.caches()})
 	tr.Wrote(rsKey, "u1", gatePods, "20")
 	c.set(gatePods, "19")
 	require.Error(t, tr.Ready(rsKey))
@@ -171,8 +171,8 @@ func TestReadyThenCaughtUp(t *testing.T) {
 	require.NoError(t, tr.Ready(rsKey))
 }
 
-// TestClearWrites pins the clearing rules.
-func TestClearWrites(t *testing.T) {
+// TestClear pins the clearing rules.
+func TestClear(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		uid     types.UID
@@ -183,45 +183,47 @@ func TestClearWrites(t *testing.T) {
 		{"R-10.9 a NotFound owner clears whatever the UID (\"\")", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var tr expectations.Tracker
+			var tr expectations.Gate
 			tr.Wrote(rsKey, "u1", gatePods, "5")
-			tr.ClearWrites(rsKey, tc.uid)
+			tr.Clear(rsKey, tc.uid)
 			_, ok := tr.Written(rsKey, gatePods)
 			assert.Equal(t, !tc.cleared, ok)
 		})
 	}
 	t.Run("R-10.9 Delete leaves the gate record", func(t *testing.T) {
-		var tr expectations.Tracker
+		g := expectations.NewGate(expectations.GateOptions{})
+		tr := expectations.New(expectations.Options{Gate: g})
 		tr.ExpectCreations(rsKey, 1)
-		tr.Wrote(rsKey, "u1", gatePods, "5")
+		g.Wrote(rsKey, "u1", gatePods, "5")
 		tr.Delete(rsKey)
-		v, ok := tr.Written(rsKey, gatePods)
+		v, ok := g.Written(rsKey, gatePods)
 		assert.True(t, ok)
 		assert.Equal(t, "5", v)
 	})
 	t.Run("other keys are untouched", func(t *testing.T) {
-		var tr expectations.Tracker
+		var tr expectations.Gate
 		tr.Wrote(rsKey, "u1", gatePods, "5")
 		tr.Wrote("other/db", "u1", gatePods, "6")
-		tr.ClearWrites(rsKey, "")
+		tr.Clear(rsKey, "")
 		_, ok := tr.Written("other/db", gatePods)
 		assert.True(t, ok)
 	})
 }
 
-// TestNewCopiesCaches: changing the caller's map after New changes nothing.
-func TestNewCopiesCaches(t *testing.T) {
+// TestNewGateCopiesCaches: changing the caller's map after NewGate changes
+// nothing.
+func TestNewGateCopiesCaches(t *testing.T) {
 	m := map[schema.GroupResource]func() string{gatePods: func() string { return "1" }}
-	tr := expectations.New(expectations.Options{Caches: m})
+	tr := expectations.NewGate(expectations.GateOptions{Caches: m})
 	delete(m, gatePods)
 	tr.Wrote(rsKey, "u1", gatePods, "5")
-	require.Error(t, tr.Ready(rsKey), "the Tracker kept its own copy of Caches")
+	require.Error(t, tr.Ready(rsKey), "the Gate kept its own copy of Caches")
 }
 
 // TestReadyAllocatesNothingWhenEmpty pins the cost promise of Ready.
 func TestReadyAllocatesNothingWhenEmpty(t *testing.T) {
 	var c versions
-	tr := expectations.New(expectations.Options{Caches: c.caches()})
+	tr := expectations.NewGate(expectations.GateOptions{Caches: c.caches()})
 	tr.Wrote("other/db", "u1", gatePods, "5")
 	allocs := testing.AllocsPerRun(100, func() {
 		if tr.Ready(rsKey) != nil {
@@ -237,7 +239,7 @@ func TestReadyAllocatesNothingWhenEmpty(t *testing.T) {
 func TestReadyKeepsAWriteMadeWhileComparing(t *testing.T) {
 	inCache := make(chan struct{})
 	written := make(chan struct{})
-	tr := expectations.New(expectations.Options{Caches: map[schema.GroupResource]func() string{
+	tr := expectations.NewGate(expectations.GateOptions{Caches: map[schema.GroupResource]func() string{
 		gatePods: func() string {
 			close(inCache)
 			<-written
@@ -256,12 +258,12 @@ func TestReadyKeepsAWriteMadeWhileComparing(t *testing.T) {
 	assert.Equal(t, "11", v)
 }
 
-// TestGateConcurrent runs Wrote, Ready, ClearWrites and Written on
+// TestGateConcurrent runs Wrote, Ready, Clear and Written on
 // overlapping keys from many goroutines (run it with -race), then checks that
 // caches ahead of every write leave nothing recorded.
 func TestGateConcurrent(t *testing.T) {
 	var pods, rs atomic.Int64
-	tr := expectations.New(expectations.Options{Caches: map[schema.GroupResource]func() string{
+	tr := expectations.NewGate(expectations.GateOptions{Caches: map[schema.GroupResource]func() string{
 		gatePods: func() string { return fmt.Sprint(pods.Load()) },
 		gateRS:   func() string { return fmt.Sprint(rs.Load()) },
 	}})
@@ -287,7 +289,7 @@ func TestGateConcurrent(t *testing.T) {
 					}
 				case 4:
 					if i%3 == 0 {
-						tr.ClearWrites(key, "u1")
+						tr.Clear(key, "u1")
 					}
 					tr.Written(key, gatePods)
 				}
@@ -341,8 +343,9 @@ func (m *gateModel) stale(key string, cache map[schema.GroupResource]string, reg
 	return out
 }
 
-// TestGateModel checks Wrote, Ready, ClearWrites, Written and Delete against
-// gateModel on random operation sequences.
+// TestGateModel checks the Gate's Wrote, Ready, Clear and Written, and a
+// Tracker's Delete beside it, against gateModel on random operation
+// sequences.
 func TestGateModel(t *testing.T) {
 	keys := []string{"", "default/web", "other/db"}
 	uids := []types.UID{"", "u1", "u2"}
@@ -351,7 +354,8 @@ func TestGateModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		registered := map[schema.GroupResource]bool{gatePods: true, gateRS: true}
 		var c versions
-		tr := expectations.New(expectations.Options{Caches: c.caches()})
+		tr := expectations.NewGate(expectations.GateOptions{Caches: c.caches()})
+		exp := expectations.New(expectations.Options{Gate: tr})
 		m := &gateModel{uid: map[string]types.UID{}, versions: map[string]map[schema.GroupResource]string{}}
 		cache := map[schema.GroupResource]string{}
 		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
@@ -392,11 +396,12 @@ func TestGateModel(t *testing.T) {
 				}
 			case 4:
 				if rapid.Bool().Draw(t, "delete") {
-					tr.Delete(key) // expectations only: the gate record stays
+					exp.ExpectCreations(key, 1)
+					exp.Delete(key) // expectations only: the gate record stays
 					break
 				}
 				uid := rapid.SampledFrom(uids).Draw(t, "clearUID")
-				tr.ClearWrites(key, uid)
+				tr.Clear(key, uid)
 				if uid == "" || (m.versions[key] != nil && m.uid[key] == uid) {
 					delete(m.versions, key)
 					delete(m.uid, key)
@@ -418,14 +423,14 @@ func TestGateModel(t *testing.T) {
 func BenchmarkReady(b *testing.B) {
 	cache := map[schema.GroupResource]func() string{gatePods: func() string { return "100" }}
 	b.Run("nothing recorded", func(b *testing.B) {
-		tr := expectations.New(expectations.Options{Caches: cache})
+		tr := expectations.NewGate(expectations.GateOptions{Caches: cache})
 		b.ReportAllocs()
 		for b.Loop() {
 			_ = tr.Ready(rsKey)
 		}
 	})
 	b.Run("recorded, ready", func(b *testing.B) {
-		tr := expectations.New(expectations.Options{Caches: cache})
+		tr := expectations.NewGate(expectations.GateOptions{Caches: cache})
 		b.ReportAllocs()
 		for b.Loop() {
 			tr.Wrote(rsKey, "u1", gatePods, "99")
@@ -433,7 +438,7 @@ func BenchmarkReady(b *testing.B) {
 		}
 	})
 	b.Run("recorded, stale", func(b *testing.B) {
-		tr := expectations.New(expectations.Options{Caches: cache})
+		tr := expectations.NewGate(expectations.GateOptions{Caches: cache})
 		tr.Wrote(rsKey, "u1", gatePods, "101")
 		b.ReportAllocs()
 		for b.Loop() {

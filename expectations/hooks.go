@@ -6,16 +6,12 @@ import "time"
 // A nil field is skipped; the zero Hooks call nothing. Hooks run on the
 // goroutine of the Tracker call that triggers them, with no Tracker lock held,
 // so they may call the Tracker; they must be safe for concurrent use when the
-// Tracker is used concurrently.
+// Tracker is used concurrently. The consistency gate's deferrals are
+// reported by its own hook, GateOptions.Deferred.
 type Hooks struct {
 	// Resolved is called once per round (the time from a Set or Expect call
 	// to the next), by the first Check or Satisfied call that finds a round
 	// that had pending expectations satisfied. r is Fulfilled, Expired or
 	// ResolvedByEvidence; pending is the round's age at that call.
 	Resolved func(key string, r Resolution, pending time.Duration)
-	// Deferred is called by every [Tracker.Ready] call that finds a cache
-	// behind the controller's writes, with the error Ready returns: a
-	// deferred sync, as upstream's requeue-skip counter counts them per
-	// group and resource (err.Resource).
-	Deferred func(key string, err *StaleCacheError)
 }

@@ -42,7 +42,7 @@ func TestHooksResolved(t *testing.T) {
 	hooks := &hookRecorder{}
 	tr, clk := newTrackerWith(expectations.Options{
 		Policy: expectations.EvidenceFirst,
-		Caches: podsCache(cache.Version),
+		Gate:   podsGate(cache.Version),
 		Hooks:  expectations.Hooks{Resolved: hooks.resolved},
 	})
 
@@ -75,7 +75,7 @@ func TestHooksResolved(t *testing.T) {
 
 	// Resolved by evidence.
 	tr.ExpectCreationKeys(rsKey, []string{"default/b"})
-	tr.Wrote(rsKey, "", expectations.PodsResource, "99")
+	tr.Gate().Wrote(rsKey, "", expectations.PodsResource, "99")
 	clk.Step(time.Minute)
 	assert.Equal(t, expectations.ResolvedByEvidence, tr.Check(rsKey).Resolution)
 	assert.Equal(t, []resolvedCall{{rsKey, expectations.ResolvedByEvidence, time.Minute}}, hooks.take())

@@ -73,9 +73,10 @@ func newTrackerModel(t *rapid.T) *trackerModel {
 	m.safety = max(m.safety, m.ttl)
 	m.limits = []time.Duration{m.ttl, m.safety, opts.SafetyLimit}
 	opts.Clock = m.clk
+	opts.Gate = new(expectations.Gate) // a Gate without caches: writes, no evidence
 	if rapid.Bool().Draw(t, "cacheVersion") {
 		m.cache = &fakeCache{rv: rapid.SampledFrom(modelRVs).Draw(t, "cacheRV")}
-		opts.Caches = podsCache(m.cache.Version)
+		opts.Gate = podsGate(m.cache.Version)
 	}
 	if rapid.Bool().Draw(t, "hooks") {
 		m.hooks = &hookRecorder{}
@@ -208,7 +209,7 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 		},
 		"Wrote": func(t *rapid.T) {
 			key, rv := drawKey(t), rapid.SampledFrom(modelRVs).Draw(t, "rv")
-			m.tr.Wrote(key, "", expectations.PodsResource, rv)
+			m.tr.Gate().Wrote(key, "", expectations.PodsResource, rv)
 			r := m.records[key]
 			if r == nil || r.writeBad {
 				return

@@ -40,16 +40,17 @@ const (
 	NeverExpire
 
 	// EvidenceFirst (beyond upstream) decides pending expectations from
-	// evidence when there is some: with a pods cache in [Options.Caches] and a
-	// pod write recorded this round ([Tracker.Wrote] with [PodsResource]), a cache that has
-	// reached the highest recorded write, yet still lacks the expected
-	// events, has missed them: the key is satisfied at once
-	// (ResolvedByEvidence) instead of stalling for the TTL. A cache that is
-	// behind the write keeps the key waiting (WaitingForCache) even past the
-	// TTL, so a slow cache never causes over-creation, until the round is
-	// older than the safety limit (Expired). Without usable evidence — no
-	// pods cache, no pod write recorded this round, or a version that does not
-	// parse — the TTL applies as under ExpireAfterTTL.
+	// evidence when there is some: with a [Gate] in [Options].Gate that has
+	// a pods cache, and a pod write recorded in it this round ([Gate.Wrote]
+	// with [PodsResource]), a cache that has reached the highest recorded
+	// write, yet still lacks the expected events, has missed them: the key
+	// is satisfied at once (ResolvedByEvidence) instead of stalling for the
+	// TTL. A cache that is behind the write keeps the key waiting
+	// (WaitingForCache) even past the TTL, so a slow cache never causes
+	// over-creation, until the round is older than the safety limit
+	// (Expired). Without usable evidence — no Gate, no pods cache in it, no
+	// pod write recorded this round, or a version that does not parse —
+	// the TTL applies as under ExpireAfterTTL.
 	//
 	// Failure modes: it needs the caller to record its writes' versions and
 	// a cache version of the same resource; a write left unrecorded can make
@@ -159,14 +160,14 @@ func (t *Tracker) Satisfied(key string) bool {
 }
 
 // Check returns what Satisfied decides for key, and why. It reads the Clock at
-// most once (for Age) and, under EvidenceFirst, may call the pods cache function once. The
+// most once (for Age) and, under EvidenceFirst, may call the Gate's pods cache function once. The
 // first Check or Satisfied call that finds a round which had pending
 // expectations satisfied calls Hooks.Resolved.
 func (t *Tracker) Check(key string) Status {
 	return t.check(key, true)
 }
 
-// view is what a verdict needs from a record, copied under the shard lock.
+// view is what a verdict needs from a record, copied under the lock.
 type view struct {
 	adds, dels int
 	since      time.Time
@@ -184,11 +185,10 @@ type verdict struct {
 }
 
 func (t *Tracker) check(key string, wantAge bool) Status {
-	s := t.shardFor(key)
-	s.mu.Lock()
-	r := s.records[key]
+	t.mu.Lock()
+	r := t.records[key]
 	if r == nil {
-		s.mu.Unlock()
+		t.mu.Unlock()
 		return Status{Satisfied: true, Resolution: NoRecord}
 	}
 	v := view{
@@ -199,17 +199,17 @@ func (t *Tracker) check(key string, wantAge bool) Status {
 	if v.hookDue {
 		v.round = r.round
 	}
-	s.mu.Unlock()
+	t.mu.Unlock()
 
 	d := t.judge(&v, wantAge || v.hookDue)
 	if d.Satisfied && v.hookDue {
-		s.mu.Lock()
-		r := s.records[key]
+		t.mu.Lock()
+		r := t.records[key]
 		fire := r != nil && r.round == v.round && !r.resolved
 		if fire {
 			r.resolved = true
 		}
-		s.mu.Unlock()
+		t.mu.Unlock()
 		if fire {
 			t.opts.Hooks.Resolved(key, d.Resolution, d.Age)
 		}

@@ -22,7 +22,9 @@ func (c *fakeCache) Version() string {
 }
 
 func recordWrite(rv string) step {
-	return func(tr *expectations.Tracker, _ *fakeclock.Clock) { tr.Wrote(rsKey, "", expectations.PodsResource, rv) }
+	return func(tr *expectations.Tracker, _ *fakeclock.Clock) {
+		tr.Gate().Wrote(rsKey, "", expectations.PodsResource, rv)
+	}
 }
 
 func TestCheck(t *testing.T) {
@@ -35,7 +37,7 @@ func TestCheck(t *testing.T) {
 	tests := []struct {
 		name       string
 		opts       expectations.Options // Clock is set by the test
-		noCache    bool                 // leave Options.Caches nil
+		noCache    bool                 // a Gate without caches
 		cacheRV    string
 		steps      []step
 		want       status
@@ -264,8 +266,9 @@ func TestCheck(t *testing.T) {
 			clk := fakeclock.New(epoch)
 			opts := tc.opts
 			opts.Clock = clk
-			if !tc.noCache {
-				opts.Caches = podsCache(cache.Version)
+			opts.Gate = podsGate(cache.Version)
+			if tc.noCache {
+				opts.Gate = new(expectations.Gate) // records writes, has no cache
 			}
 			tr := expectations.New(opts)
 			for _, s := range tc.steps {

@@ -45,15 +45,15 @@ type Snapshot struct {
 	// evidence, NeverExpire).
 	Limit time.Duration
 
-	// WriteRV is the highest resourceVersion recorded this round by
-	// Wrote for pods; WriteRVInvalid reports that evidence is unusable this
-	// round: a recorded version did not parse, or RecordUnverifiable was
-	// called.
+	// WriteRV is the highest pod resourceVersion recorded this round in
+	// the Tracker's Gate (Options.Gate, [Gate.Wrote] with [PodsResource]);
+	// WriteRVInvalid reports that evidence is unusable this round: a
+	// recorded version did not parse, or RecordUnverifiable was called.
 	WriteRV        string
 	WriteRVInvalid bool
 
-	// CacheRV is the cache version that the pods cache function returned if the verdict
-	// consulted it, else "".
+	// CacheRV is the version the Gate's pods cache function returned if
+	// the verdict consulted it, else "".
 	CacheRV string
 
 	found bool
@@ -70,11 +70,10 @@ func (t *Tracker) Snapshot(key string) (Snapshot, bool) {
 		Policy: t.opts.Policy,
 		TTL:    t.timeout(),
 	}
-	s := t.shardFor(key)
-	s.mu.Lock()
-	r := s.records[key]
+	t.mu.Lock()
+	r := t.records[key]
 	if r == nil {
-		s.mu.Unlock()
+		t.mu.Unlock()
 		return snap, false
 	}
 	v := view{
@@ -86,7 +85,7 @@ func (t *Tracker) Snapshot(key string) (Snapshot, bool) {
 	snap.WriteRV, snap.WriteRVInvalid = r.writeRV, r.writeBad
 	snap.DeletionKeys = sortedKeys(r.delKeys)
 	snap.CreationKeys = sortedKeys(r.addKeys)
-	s.mu.Unlock()
+	t.mu.Unlock()
 
 	d := t.judge(&v, true)
 	snap.Status, snap.Limit, snap.CacheRV = d.Status, d.limit, d.cacheRV

@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
@@ -23,7 +21,9 @@ var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // newTracker returns a Tracker with a fake clock at epoch and the given TTL.
 func newTracker(ttl time.Duration) (*expectations.Tracker, *fakeclock.Clock) {
 	clk := fakeclock.New(epoch)
-	return expectations.New(expectations.Options{TTL: ttl, Clock: clk}), clk
+	// A zero Gate (no caches): the tests that record writes see them as
+	// round evidence in Snapshots.
+	return expectations.New(expectations.Options{TTL: ttl, Clock: clk, Gate: new(expectations.Gate)}), clk
 }
 
 // outcome is what a table case expects to observe about rsKey.
@@ -45,9 +45,13 @@ func assertCounters(t *testing.T, tr *expectations.Tracker, adds, dels int, ok, 
 }
 
 // newTrackerWith returns a Tracker with opts and a fake clock at epoch.
+// opts.Gate nil means a zero Gate.
 func newTrackerWith(opts expectations.Options) (*expectations.Tracker, *fakeclock.Clock) {
 	clk := fakeclock.New(epoch)
 	opts.Clock = clk
+	if opts.Gate == nil {
+		opts.Gate = new(expectations.Gate)
+	}
 	return expectations.New(opts), clk
 }
 
@@ -393,7 +397,7 @@ func TestTrackerConcurrentObservers(t *testing.T) {
 	cacheRV := "1" // only read: the cache function must be safe to call concurrently
 	tr, clk := newTrackerWith(expectations.Options{
 		Policy: expectations.EvidenceFirst,
-		Caches: podsCache(func() string { return cacheRV }),
+		Gate:   podsGate(func() string { return cacheRV }),
 		Hooks:  expectations.Hooks{Resolved: (&hookRecorder{}).resolved},
 	})
 	key := func(i int) string { return fmt.Sprintf("ns/rs-%d", i) }
@@ -429,7 +433,7 @@ func TestTrackerConcurrentObservers(t *testing.T) {
 					}
 					tr.Raise(key(i), 1, 1)
 					tr.Lower(key(i), 1, 1)
-					tr.Wrote(key(i), "", expectations.PodsResource, fmt.Sprint(2+j))
+					tr.Gate().Wrote(key(i), "", expectations.PodsResource, fmt.Sprint(2+j))
 				}
 			}
 		})
@@ -460,28 +464,27 @@ func TestTrackerConcurrentObservers(t *testing.T) {
 
 // The fixed entry points of DESIGN.md and issue 7, pinned at compile time.
 var (
-	_ time.Duration                                                                = expectations.DefaultTTL
-	_ time.Duration                                                                = expectations.DefaultSafetyLimit
-	_ expectations.Clock                                                           = (*fakeclock.Clock)(nil)
-	_ func(expectations.Options) *expectations.Tracker                             = expectations.New
-	_ func(*expectations.Tracker, string, int, int)                                = (*expectations.Tracker).Set
-	_ func(*expectations.Tracker, string, int)                                     = (*expectations.Tracker).ExpectCreations
-	_ func(*expectations.Tracker, string, []string)                                = (*expectations.Tracker).ExpectDeletions
-	_ func(*expectations.Tracker, string)                                          = (*expectations.Tracker).CreationObserved
-	_ func(*expectations.Tracker, string, string)                                  = (*expectations.Tracker).DeletionObserved
-	_ func(*expectations.Tracker, string, int, int)                                = (*expectations.Tracker).Raise
-	_ func(*expectations.Tracker, string, int, int)                                = (*expectations.Tracker).Lower
-	_ func(*expectations.Tracker, string) bool                                     = (*expectations.Tracker).Satisfied
-	_ func(*expectations.Tracker, string)                                          = (*expectations.Tracker).Delete
-	_ func(*expectations.Tracker, string) (int, int, bool)                         = (*expectations.Tracker).Pending
-	_ func(*expectations.Tracker, string, []string)                                = (*expectations.Tracker).ExpectCreationKeys
-	_ func(*expectations.Tracker, string, string)                                  = (*expectations.Tracker).CreationObservedKey
-	_ func(*expectations.Tracker, string, types.UID, schema.GroupResource, string) = (*expectations.Tracker).Wrote
-	_ func(*expectations.Tracker, string) expectations.Status                      = (*expectations.Tracker).Check
-	_ func(*expectations.Tracker, string) (expectations.Snapshot, bool)            = (*expectations.Tracker).Snapshot
-	_                                                                              = expectations.Options{
+	_ time.Duration                                                     = expectations.DefaultTTL
+	_ time.Duration                                                     = expectations.DefaultSafetyLimit
+	_ expectations.Clock                                                = (*fakeclock.Clock)(nil)
+	_ func(expectations.Options) *expectations.Tracker                  = expectations.New
+	_ func(*expectations.Tracker, string, int, int)                     = (*expectations.Tracker).Set
+	_ func(*expectations.Tracker, string, int)                          = (*expectations.Tracker).ExpectCreations
+	_ func(*expectations.Tracker, string, []string)                     = (*expectations.Tracker).ExpectDeletions
+	_ func(*expectations.Tracker, string)                               = (*expectations.Tracker).CreationObserved
+	_ func(*expectations.Tracker, string, string)                       = (*expectations.Tracker).DeletionObserved
+	_ func(*expectations.Tracker, string, int, int)                     = (*expectations.Tracker).Raise
+	_ func(*expectations.Tracker, string, int, int)                     = (*expectations.Tracker).Lower
+	_ func(*expectations.Tracker, string) bool                          = (*expectations.Tracker).Satisfied
+	_ func(*expectations.Tracker, string)                               = (*expectations.Tracker).Delete
+	_ func(*expectations.Tracker, string) (int, int, bool)              = (*expectations.Tracker).Pending
+	_ func(*expectations.Tracker, string, []string)                     = (*expectations.Tracker).ExpectCreationKeys
+	_ func(*expectations.Tracker, string, string)                       = (*expectations.Tracker).CreationObservedKey
+	_ func(*expectations.Tracker, string) expectations.Status           = (*expectations.Tracker).Check
+	_ func(*expectations.Tracker, string) (expectations.Snapshot, bool) = (*expectations.Tracker).Snapshot
+	_                                                                   = expectations.Options{
 		TTL: 0, Clock: nil, Policy: expectations.ExpireAfterTTL, SafetyLimit: 0,
-		Caches: podsCache(func() string { return "" }),
-		Hooks:  expectations.Hooks{Resolved: func(string, expectations.Resolution, time.Duration) {}},
+		Gate:  podsGate(func() string { return "" }),
+		Hooks: expectations.Hooks{Resolved: func(string, expectations.Resolution, time.Duration) {}},
 	}
 )

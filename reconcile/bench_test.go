@@ -2,13 +2,16 @@ package reconcile_test
 
 import (
 	"context"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/internal/podtest"
@@ -91,4 +94,51 @@ func BenchmarkControllerSync(b *testing.B) {
 			b.Fatalf("sync: %d active, %v", len(res.Active), err)
 		}
 	}
+}
+
+// BenchmarkControllerSyncParallel measures Controller.Sync on both cores at
+// once: every goroutine syncs its own share of 64 ReplicaSets (one per
+// namespace, 10 pods each, all in place), as workers of one workqueue do,
+// never two of the same key at once. The cache versions are set, so every
+// sync takes the consistency gate's lock (Ready, and the record of the
+// skipped status write) and the expectations' lock (Check): what the
+// choice of their locking is measured on (expectations/tracker.go).
+func BenchmarkControllerSyncParallel(b *testing.B) {
+	const owners = 64
+	var rss []*appsv1.ReplicaSet
+	var pods []*corev1.Pod
+	keys := make([]string, owners)
+	for i := range owners {
+		rs := recRS(10)
+		rs.Namespace = "ns-" + strconv.Itoa(i)
+		rs.UID = types.UID("uid-web-" + strconv.Itoa(i))
+		rs.ResourceVersion = "10"
+		rss = append(rss, rs)
+		for _, p := range recOwned(rs, 10, podtest.Ready(podtest.Epoch)) {
+			p.Namespace = rs.Namespace
+			pods = append(pods, p)
+		}
+		keys[i] = reconcile.OwnerKey(rs.Namespace, rs.Name)
+	}
+	c := newFleetController(b, rss, pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+		caught := func() string { return "1000000" }
+		cfg.CacheVersions = reconcile.CacheVersions{Pods: caught, Owners: caught}
+	})
+	ctx := context.Background()
+	var workers atomic.Int32
+	stride := runtime.GOMAXPROCS(0) // RunParallel's goroutines
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(workers.Add(1)-1) % stride
+		for pb.Next() {
+			res, err := c.Sync(ctx, keys[i])
+			if err != nil || len(res.Active) != 10 || res.Outcome.Expected != 0 {
+				b.Errorf("sync %s: %d active, %v", keys[i], len(res.Active), err)
+				return
+			}
+			if i += stride; i >= owners {
+				i %= stride
+			}
+		}
+	})
 }

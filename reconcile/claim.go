@@ -169,7 +169,7 @@ func (cl *claimer[T]) adopt(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, 
 		patched = pod
 	} else if rv := patched.ResourceVersion; rv != "" {
 		// adoptions are the controller's writes (releases are not).
-		cl.c.tracker.Wrote(cl.key, cl.owner.GetUID(), expectations.PodsResource, rv)
+		cl.c.gate.Wrote(cl.key, cl.owner.GetUID(), expectations.PodsResource, rv)
 	}
 	return patched, nil
 }

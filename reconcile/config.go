@@ -187,12 +187,16 @@ type Config[T Object] struct {
 	// Expectations configures the Controller's expectations Tracker (TTL,
 	// hooks). A nil Clock means Config.Clock. Leave its Policy at the zero
 	// value or NeverExpire (EvidenceFirst comes with Exact, which
-	// NewController requires for it), and its Caches nil: NewController
-	// fills Caches in from CacheVersions and rejects a Config that sets
-	// both. Its
-	// Hooks.Deferred reports every sync the consistency gate defers
-	// (upstream's skip counter), with the resource whose cache is behind.
+	// NewController requires for it), and its Gate nil: the Tracker reads
+	// its evidence from the Controller's own Gate.
 	Expectations expectations.Options
+	// Gate configures the Controller's consistency gate. Its
+	// Deferred hook reports every sync the gate defers (upstream's skip
+	// counter), with the resource whose cache is behind. Leave its Caches
+	// nil: NewController fills them in from CacheVersions and rejects a
+	// Config that sets both (Gate.Caches alone is accepted, keyed by
+	// expectations.PodsResource and Resource).
+	Gate expectations.GateOptions
 
 	// Resource is the owners' group and resource (apps, replicasets for
 	// ReplicaSets; [ReplicaSets] sets it): the status writes Sync records
@@ -205,7 +209,7 @@ type Config[T Object] struct {
 	// have synced. With them the consistency gate runs first in
 	// every Sync: while a cache is older than the controller's own last
 	// write of that resource for the owner, the sync is deferred. Pods
-	// also feeds the EvidenceFirst policy (expectations.Options.Caches).
+	// also feeds the EvidenceFirst policy (through the Gate).
 	// The zero value supplies no versions: the gate never defers, which is
 	// upstream before 1.36 (and with AtomicFIFO off, where the stores do
 	// not track a version).
@@ -329,8 +333,11 @@ func (c *Config[T]) validate() error {
 func (c *Config[T]) validateCaches() error {
 	cv := c.CacheVersions
 	switch {
-	case (cv.Pods != nil || cv.Owners != nil) && c.Expectations.Caches != nil:
-		return errors.New("reconcile: NewController: both Config.CacheVersions and Config.Expectations.Caches are set; set CacheVersions only")
+	case (cv.Pods != nil || cv.Owners != nil) && c.Gate.Caches != nil:
+		return errors.New("reconcile: NewController: both Config.CacheVersions and Config.Gate.Caches are set; set CacheVersions only")
+	case c.Expectations.Gate != nil:
+		return errors.New("reconcile: NewController: Config.Expectations.Gate is set; the Controller builds its own Gate " +
+			"(from Config.Gate and CacheVersions) and reads it through Controller.Gate")
 	case cv.Owners != nil && c.Resource.Resource == "":
 		return errors.New("reconcile: NewController: Config.CacheVersions.Owners is set without Config.Resource (the owners' group and resource, e.g. apps/replicasets)")
 	case cv.Owners != nil && c.Resource == expectations.PodsResource:
@@ -358,13 +365,12 @@ func (c *Config[T]) validateOptIns() error {
 	return nil
 }
 
-// caches returns the Tracker's Caches for c: expectations.Options.Caches as
-// given, or a new map built from CacheVersions (nil when it supplies
-// nothing).
+// caches returns the Gate's Caches for c: Config.Gate.Caches as given, or a
+// new map built from CacheVersions (nil when it supplies nothing).
 func (c *Config[T]) caches() map[schema.GroupResource]func() string {
 	cv := c.CacheVersions
 	if cv.Pods == nil && cv.Owners == nil {
-		return c.Expectations.Caches
+		return c.Gate.Caches
 	}
 	m := make(map[schema.GroupResource]func() string, 2)
 	if cv.Pods != nil {

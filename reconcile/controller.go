@@ -7,7 +7,8 @@ import (
 )
 
 // Controller owns the wiring of a controller whose owners (of type T) own
-// pods: the expectations Tracker, the names of unconfirmed creations, the
+// pods: the expectations Tracker, the consistency Gate, the names of
+// unconfirmed creations, the
 // handling of pod and owner events (docs/rules.md §11), claiming and
 // the sync (docs/rules.md §10). Informer handlers call its event methods and enqueue
 // the returned [Request]s; workers call [Controller.Sync] with the keys.
@@ -20,6 +21,7 @@ import (
 type Controller[T Object] struct {
 	cfg     Config[T]
 	tracker *expectations.Tracker
+	gate    *expectations.Gate // the Tracker's Options.Gate
 	manager *Manager
 
 	mu    sync.Mutex
@@ -28,23 +30,26 @@ type Controller[T Object] struct {
 
 // NewController validates cfg and returns a Controller built from it. A
 // missing required field is an error that names it; there is no default
-// Kind. The expectations Tracker is built from cfg.Expectations, with its
-// Caches taken from cfg.CacheVersions (pods under
-// expectations.PodsResource, owners under cfg.Resource) and, with
-// cfg.Exact, the EvidenceFirst policy. A combination that cannot work is an
-// error that names it: both CacheVersions and Expectations.Caches,
-// CacheVersions.Owners without Resource, Exact without CacheVersions.Pods,
-// EvidenceFirst without Exact, a Ranking.Now the Clock would overwrite. The
-// Config is copied: later changes to cfg do not reach the Controller.
+// Kind. The consistency Gate is built from cfg.Gate, with its Caches taken
+// from cfg.CacheVersions (pods under expectations.PodsResource, owners
+// under cfg.Resource); the expectations Tracker from cfg.Expectations, on
+// that Gate (its Options.Gate, the source of its evidence) and, with
+// cfg.Exact, under the EvidenceFirst policy. A combination that cannot work
+// is an error that names it: both CacheVersions and Gate.Caches, an
+// Expectations.Gate (the Controller makes its own), CacheVersions.Owners
+// without Resource, Exact without CacheVersions.Pods, EvidenceFirst
+// without Exact, a Ranking.Now the Clock would overwrite. The Config is
+// copied: later changes to cfg do not reach the Controller.
 func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	gate := expectations.NewGate(expectations.GateOptions{Caches: cfg.caches(), Deferred: cfg.Gate.Deferred})
 	opts := cfg.Expectations
 	if opts.Clock == nil && cfg.Clock != nil {
 		opts.Clock = cfg.Clock
 	}
-	opts.Caches = cfg.caches()
+	opts.Gate = gate
 	if cfg.Exact {
 		opts.Policy = expectations.EvidenceFirst
 	}
@@ -52,6 +57,7 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	return &Controller[T]{
 		cfg:     cfg,
 		tracker: tracker,
+		gate:    gate,
 		manager: &Manager{
 			Pods:           cfg.Control,
 			Expectations:   tracker,
@@ -77,6 +83,17 @@ func (c *Controller[T]) Expectations() *expectations.Tracker {
 		return nil
 	}
 	return c.tracker
+}
+
+// Gate returns the Controller's consistency gate: the records of
+// its own writes per owner, for "what is this owner's sync waiting for?"
+// (Gate.Written) and tests. Recording or clearing writes by hand defeats
+// the Controller's bookkeeping.
+func (c *Controller[T]) Gate() *expectations.Gate {
+	if c == nil {
+		return nil
+	}
+	return c.gate
 }
 
 // Len returns how many owner keys the Controller holds state for:
@@ -105,16 +122,16 @@ func (c *Controller[T]) Len() int {
 	return n
 }
 
-// hasWrites reports whether the Tracker holds a gate record for key: the
+// hasWrites reports whether the Gate holds a record for key: the
 // Controller records writes under pods and Config.Resource only.
 func (c *Controller[T]) hasWrites(key string) bool {
-	if _, ok := c.tracker.Written(key, expectations.PodsResource); ok {
+	if _, ok := c.gate.Written(key, expectations.PodsResource); ok {
 		return true
 	}
 	if c.cfg.Resource.Resource == "" {
 		return false
 	}
-	_, ok := c.tracker.Written(key, c.cfg.Resource)
+	_, ok := c.gate.Written(key, c.cfg.Resource)
 	return ok
 }
 
@@ -126,10 +143,10 @@ func (c *Controller[T]) remember(key string) {
 }
 
 // forget drops what the Controller holds for key: expectations (counts,
-// key sets, round evidence) and names of unconfirmed creations. The gate
-// record is the caller's to clear first (Tracker.ClearWrites, with the UID
-// rule of ); when one of another owner UID survives, the key stays
-// known, so that Len still counts it.
+// key sets, round evidence) and names of unconfirmed creations. The Gate's
+// record is the caller's to clear first (Gate.Clear, with the UID rule of
+// ); when one of another owner UID survives, the key stays known, so
+// that Len still counts it.
 func (c *Controller[T]) forget(key string) {
 	c.tracker.Delete(key)
 	c.manager.Forget(key)

@@ -130,9 +130,11 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 		// event, or another wave of creates would meet the same refusal.
 		tracker.RecordUnverifiable(o.Key)
 	}
-	for _, p := range out.Created {
-		if p.ResourceVersion != "" {
-			tracker.Wrote(o.Key, o.Object.GetUID(), expectations.PodsResource, p.ResourceVersion)
+	if gate := tracker.Gate(); gate != nil {
+		for _, p := range out.Created {
+			if p.ResourceVersion != "" {
+				gate.Wrote(o.Key, o.Object.GetUID(), expectations.PodsResource, p.ResourceVersion)
+			}
 		}
 	}
 	m.Hooks.created(o.Key, out)

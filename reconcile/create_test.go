@@ -440,7 +440,7 @@ func TestNamespaceTerminatingRoundIsNotResolvedByEvidence(t *testing.T) {
 	tracker := expectations.New(expectations.Options{
 		Clock:  clk,
 		Policy: expectations.EvidenceFirst,
-		Caches: podsCache(func() string { return "1000" }), // past every write below
+		Gate:   expectations.NewGate(expectations.GateOptions{Caches: podsCache(func() string { return "1000" })}), // past every write below
 	})
 	pods := &recPods{CreateErr: func(_ context.Context, _ *corev1.Pod, call int) error {
 		if call == 0 {

@@ -150,7 +150,7 @@ func (c *Controller[T]) OwnerUpdated(old, cur T) []Request {
 	if !isNilValue(old) && old.GetUID() != cur.GetUID() {
 		oldKey := OwnerKey(old.GetNamespace(), old.GetName())
 		if c.usable() {
-			c.tracker.ClearWrites(oldKey, old.GetUID())
+			c.gate.Clear(oldKey, old.GetUID())
 			c.forget(oldKey)
 		}
 		if oldKey != key {
@@ -174,7 +174,7 @@ func (c *Controller[T]) OwnerDeleted(obj T) []Request {
 	}
 	key := OwnerKey(obj.GetNamespace(), obj.GetName())
 	if c.usable() {
-		c.tracker.ClearWrites(key, obj.GetUID())
+		c.gate.Clear(key, obj.GetUID())
 		c.forget(key)
 	}
 	return []Request{{Key: key}}

@@ -347,9 +347,11 @@ func TestControllerZero(t *testing.T) {
 	assert.Empty(t, z.PodDeleted(podtest.New("p", web)))
 	assert.Equal(t, 0, z.Len())
 	assert.Nil(t, z.Expectations())
+	assert.Nil(t, z.Gate())
 	_, err := z.Sync(t.Context(), "default/web")
 	assert.Error(t, err)
 	var nilc *reconcile.Controller[*appsv1.ReplicaSet]
 	assert.Equal(t, 0, nilc.Len())
+	assert.Nil(t, nilc.Gate())
 	assert.Empty(t, nilc.PodAdded(podtest.New("p", web)))
 }

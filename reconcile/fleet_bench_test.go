@@ -143,7 +143,7 @@ func fleet(others int) (*appsv1.ReplicaSet, []*appsv1.ReplicaSet, []*corev1.Pod)
 func BenchmarkFleet(b *testing.B) {
 	for _, others := range []int{0, 10_000, 100_000} {
 		web, owners, pods := fleet(others)
-		c := newFleetController(b, owners, pods)
+		c := newFleetController(b, owners, pods, nil)
 		ctx := context.Background()
 		b.Run("others="+strconv.Itoa(others)+"/Sync", func(b *testing.B) {
 			b.ReportAllocs()
@@ -177,7 +177,7 @@ func BenchmarkFleet(b *testing.B) {
 	}
 }
 
-func newFleetController(b *testing.B, owners []*appsv1.ReplicaSet, pods []*corev1.Pod) *reconcile.Controller[*appsv1.ReplicaSet] {
+func newFleetController(b *testing.B, owners []*appsv1.ReplicaSet, pods []*corev1.Pod, tune func(*reconcile.Config[*appsv1.ReplicaSet])) *reconcile.Controller[*appsv1.ReplicaSet] {
 	b.Helper()
 	cfg := reconcile.ReplicaSets()
 	cfg.Owners = newFleetOwners(owners)
@@ -186,6 +186,9 @@ func newFleetController(b *testing.B, owners []*appsv1.ReplicaSet, pods []*corev
 	cfg.Patcher = &recPatcher{}
 	cfg.Clock = fakeclock.New(podtest.Epoch.Add(time.Hour))
 	noStatus(&cfg)
+	if tune != nil {
+		tune(&cfg)
+	}
 	c, err := reconcile.NewController(cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -67,7 +67,7 @@ func (o *countingOwners) reads() int {
 	return o.gets
 }
 
-// deferrals records Hooks.Deferred calls.
+// deferrals records Gate.Deferred calls.
 type deferrals struct {
 	mu    sync.Mutex
 	calls []expectations.StaleCacheError
@@ -107,7 +107,7 @@ func newGateRig(t *testing.T, replicas int32, pods []*corev1.Pod, tune func(*rec
 	g.recController = newRecController(t, g.owners.recOwners, pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		cfg.Owners = g.owners
 		cfg.CacheVersions = reconcile.CacheVersions{Pods: g.podsRV.get, Owners: g.ownersRV.get}
-		cfg.Expectations.Hooks.Deferred = g.deferred.hook
+		cfg.Gate.Deferred = g.deferred.hook
 		if tune != nil {
 			tune(cfg)
 		}
@@ -137,7 +137,7 @@ func (g *gateRig) reads() gateReads {
 	return gateReads{g.owners.reads(), lists, len(g.control.creates()), len(g.status.writes())}
 }
 
-func written(_ testing.TB, tr *expectations.Tracker, resource schema.GroupResource) string {
+func written(_ testing.TB, tr *expectations.Gate, resource schema.GroupResource) string {
 	rv, ok := tr.Written(gateKey, resource)
 	if !ok {
 		return "none"
@@ -187,8 +187,8 @@ func TestGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			// 100-102) and a status write (RV 70) are recorded.
 			_, err := g.Sync(t.Context(), gateKey)
 			require.NoError(t, err)
-			require.Equal(t, "102", written(t, tr, expectations.PodsResource))
-			require.Equal(t, "70", written(t, tr, rsResource))
+			require.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource))
+			require.Equal(t, "70", written(t, g.Gate(), rsResource))
 			before := g.reads()
 			pending, _, _ := tr.Pending(gateKey)
 
@@ -203,8 +203,8 @@ func TestGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 				assert.Equal(t, before.owners+1, after.owners, "the owner is read")
 				assert.Equal(t, before.lists+1, after.lists, "the pods are listed")
 				assert.Zero(t, g.deferred.n())
-				assert.Equal(t, "none", written(t, tr, expectations.PodsResource), "R-10.9: caught up, the record is dropped")
-				assert.Equal(t, "71", written(t, tr, rsResource), "only this sync's status write is recorded")
+				assert.Equal(t, "none", written(t, g.Gate(), expectations.PodsResource), "R-10.9: caught up, the record is dropped")
+				assert.Equal(t, "71", written(t, g.Gate(), rsResource), "only this sync's status write is recorded")
 				return
 			}
 			require.Error(t, err)
@@ -217,11 +217,11 @@ func TestGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			assert.Equal(t, tc.wantRead, stale.Read)
 			assert.Equal(t, reconcile.SyncResult{}, res)
 			assert.Equal(t, before, after, "nothing read, nothing written")
-			assert.Equal(t, []expectations.StaleCacheError{*stale}, g.deferred.calls, "Hooks.Deferred: once per deferral")
+			assert.Equal(t, []expectations.StaleCacheError{*stale}, g.deferred.calls, "Gate.Deferred: once per deferral")
 			stillPending, _, _ := tr.Pending(gateKey)
 			assert.Equal(t, pending, stillPending, "expectations untouched")
-			assert.Equal(t, "102", written(t, tr, expectations.PodsResource), "the record is kept")
-			assert.Equal(t, "70", written(t, tr, rsResource))
+			assert.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource), "the record is kept")
+			assert.Equal(t, "70", written(t, g.Gate(), rsResource))
 
 			// Once the caches catch up the sync runs.
 			g.podsRV.set("102")
@@ -240,7 +240,7 @@ func TestGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 func TestGateWithoutCacheVersionsNeverDefers(t *testing.T) {
 	var d deferrals
 	c := newRecController(t, newRecOwners(recRS(3)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Expectations.Hooks.Deferred = d.hook
+		cfg.Gate.Deferred = d.hook
 	})
 	c.status.ret = func(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 		out := rs.DeepCopy()
@@ -276,8 +276,8 @@ func TestGateDisabledNeverDefers(t *testing.T) {
 	assert.Zero(t, g.deferred.n())
 	assert.Equal(t, 3, g.reads().owners)
 	tr := g.Expectations()
-	assert.Equal(t, "102", written(t, tr, expectations.PodsResource), "recorded though the gate is off")
-	assert.Equal(t, "72", written(t, tr, rsResource))
+	assert.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource), "recorded though the gate is off")
+	assert.Equal(t, "72", written(t, g.Gate(), rsResource))
 	snap, _ := tr.Snapshot(gateKey)
 	assert.Equal(t, "102", snap.WriteRV, "the creates feed EvidenceFirst")
 	assert.Equal(t, expectations.WaitingForCache, snap.Resolution, "CacheVersions.Pods feeds EvidenceFirst")
@@ -294,29 +294,27 @@ func TestGateRecordClearing(t *testing.T) {
 		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
-		tr := g.Expectations()
-		tr.Wrote(gateKey, "uid-someone-else", expectations.PodsResource, "200")
-		require.Equal(t, "200", written(t, tr, expectations.PodsResource))
+		g.Gate().Wrote(gateKey, "uid-someone-else", expectations.PodsResource, "200")
+		require.Equal(t, "200", written(t, g.Gate(), expectations.PodsResource))
 		g.owners.remove(g.rs)
 		_, err = g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
-		assert.Equal(t, "none", written(t, tr, expectations.PodsResource))
-		assert.Equal(t, "none", written(t, tr, rsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), expectations.PodsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), rsResource))
 		assert.Zero(t, g.Len())
 	})
 	t.Run("R-10.9 OwnerDeleted clears only the same UID", func(t *testing.T) {
 		g := newGateRig(t, 3, nil, nil)
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
-		tr := g.Expectations()
 		other := g.rs.DeepCopy()
 		other.UID = "uid-earlier"
 		g.OwnerDeleted(other) // the late delete event of an earlier owner
-		assert.Equal(t, "102", written(t, tr, expectations.PodsResource), "another UID's delete keeps the record")
+		assert.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource), "another UID's delete keeps the record")
 		assert.Equal(t, 1, g.Len(), "Len counts the record")
 		g.OwnerDeleted(g.rs)
-		assert.Equal(t, "none", written(t, tr, expectations.PodsResource))
-		assert.Equal(t, "none", written(t, tr, rsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), expectations.PodsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), rsResource))
 		assert.Zero(t, g.Len())
 	})
 	t.Run("R-10.9 OwnerUpdated to a new UID clears the old UID's record", func(t *testing.T) {
@@ -326,15 +324,14 @@ func TestGateRecordClearing(t *testing.T) {
 		recreated := recRS(3)
 		recreated.UID = "uid-web-2"
 		g.OwnerUpdated(g.rs, recreated)
-		assert.Equal(t, "none", written(t, g.Expectations(), expectations.PodsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), expectations.PodsResource))
 		assert.Zero(t, g.Len())
 	})
 	t.Run("R-10.9 a recreated owner's write replaces the record", func(t *testing.T) {
 		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
-		tr := g.Expectations()
-		require.Equal(t, "60", written(t, tr, rsResource), "a skipped status write records the cached version")
+		require.Equal(t, "60", written(t, g.Gate(), rsResource), "a skipped status write records the cached version")
 		// Recreated under the same name, seen only through the cache: its
 		// sync creates pods, and its skipped status write records its own
 		// cached version.
@@ -344,12 +341,12 @@ func TestGateRecordClearing(t *testing.T) {
 		g.Expectations().Delete(gateKey) // the old owner's round does not hold the new one back
 		_, err = g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
-		assert.Equal(t, "105", written(t, tr, expectations.PodsResource), "the new owner's creates")
-		assert.Equal(t, "80", written(t, tr, rsResource), "replaced, not merged: the old owner's status write (60) is gone")
+		assert.Equal(t, "105", written(t, g.Gate(), expectations.PodsResource), "the new owner's creates")
+		assert.Equal(t, "80", written(t, g.Gate(), rsResource), "replaced, not merged: the old owner's status write (60) is gone")
 		g.OwnerDeleted(g.rs) // the old owner's late delete event
-		assert.Equal(t, "105", written(t, tr, expectations.PodsResource), "the new owner's record survives")
+		assert.Equal(t, "105", written(t, g.Gate(), expectations.PodsResource), "the new owner's record survives")
 		g.OwnerDeleted(recreated)
-		assert.Equal(t, "none", written(t, tr, expectations.PodsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), expectations.PodsResource))
 	})
 }
 
@@ -366,7 +363,7 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 			})
 			_, err := g.Sync(t.Context(), gateKey)
 			require.NoError(t, err)
-			assert.Equal(t, "102", written(t, g.Expectations(), expectations.PodsResource), "%+v", mode)
+			assert.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource), "%+v", mode)
 		}
 	})
 	t.Run("R-10.9 failed creates are not recorded", func(t *testing.T) {
@@ -379,7 +376,7 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 		}
 		_, err := g.Sync(t.Context(), gateKey)
 		require.ErrorIs(t, err, errRecQuota)
-		assert.Equal(t, "100", written(t, g.Expectations(), expectations.PodsResource))
+		assert.Equal(t, "100", written(t, g.Gate(), expectations.PodsResource))
 	})
 	t.Run("R-10.9 adoption recorded, release not", func(t *testing.T) {
 		rs := recRS(2)
@@ -408,7 +405,7 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 		patches := inner.recorded()
 		require.Len(t, patches, 2)
 		require.Equal(t, []string{"default/orphan", "default/strayed"}, []string{patches[0].Pod, patches[1].Pod})
-		assert.Equal(t, "300", written(t, g.Expectations(), expectations.PodsResource), "the adoption's version (300), not the release's (400)")
+		assert.Equal(t, "300", written(t, g.Gate(), expectations.PodsResource), "the adoption's version (300), not the release's (400)")
 		assert.Empty(t, g.control.creates(), "2 active pods: nothing created")
 	})
 	t.Run("R-10.9 deletes are not recorded", func(t *testing.T) {
@@ -420,7 +417,7 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 		res, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
 		require.Len(t, res.Outcome.Deleted, 2)
-		assert.Equal(t, "none", written(t, g.Expectations(), expectations.PodsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), expectations.PodsResource))
 	})
 	t.Run("R-10.9 status writes under Config.Resource", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -447,7 +444,7 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 				g.status.ret, g.status.err = tc.ret, tc.err
 				_, err := g.Sync(t.Context(), gateKey)
 				require.ErrorIs(t, err, tc.err)
-				assert.Equal(t, tc.want, written(t, g.Expectations(), rsResource))
+				assert.Equal(t, tc.want, written(t, g.Gate(), rsResource))
 			})
 		}
 	})
@@ -459,7 +456,7 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 		g.written()
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
-		assert.Equal(t, "none", written(t, g.Expectations(), rsResource))
+		assert.Equal(t, "none", written(t, g.Gate(), rsResource))
 		assert.Zero(t, g.Len(), "nothing recorded, nothing pending")
 	})
 }
@@ -480,10 +477,13 @@ func TestGateConfig(t *testing.T) {
 		tune func(*reconcile.Config[*appsv1.ReplicaSet])
 		want string
 	}{
-		{"both CacheVersions and Expectations.Caches", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
+		{"both CacheVersions and Gate.Caches", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
 			c.CacheVersions.Pods = v
-			c.Expectations.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: v}
-		}, "both Config.CacheVersions and Config.Expectations.Caches"},
+			c.Gate.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: v}
+		}, "both Config.CacheVersions and Config.Gate.Caches"},
+		{"a Gate of the caller's for the Tracker", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
+			c.Expectations.Gate = new(expectations.Gate)
+		}, "Config.Expectations.Gate is set"},
 		{"owners' cache without Resource", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
 			c.CacheVersions.Owners = v
 			c.Resource = schema.GroupResource{}
@@ -502,9 +502,9 @@ func TestGateConfig(t *testing.T) {
 			assert.ErrorContains(t, err, "reconcile: NewController: "+tc.want)
 		})
 	}
-	// Expectations.Caches alone is accepted: the gate and EvidenceFirst use it.
+	// Gate.Caches alone is accepted: the gate and EvidenceFirst use it.
 	cfg := full()
-	cfg.Expectations.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: v}
+	cfg.Gate.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: v}
 	_, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 }
@@ -557,7 +557,7 @@ func rvString(n int64) string {
 //   - the sync was deferred exactly when the model says a cache is behind
 //     one of the controller's writes since the last sync that passed;
 //   - a deferred sync read and wrote nothing (no owner read, no listing, no
-//     API call, no patch, no status write), and Hooks.Deferred counted it;
+//     API call, no patch, no status write), and Gate.Deferred counted it;
 //   - the Tracker's record equals the model: every create and adoption
 //     under pods, every status write under replicasets, no release;
 //   - the owner never has more live pods than max(desired, live before the
@@ -622,7 +622,7 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			Pods:   c.Informer.LastSyncResourceVersion,
 			Owners: func() string { return strconv.FormatInt(ownerCache, 10) },
 		}
-		cfg.Expectations.Hooks.Deferred = func(string, *expectations.StaleCacheError) { deferredHook++ }
+		cfg.Gate.Deferred = func(string, *expectations.StaleCacheError) { deferredHook++ }
 		cfg.Clock = c.Clock
 		cfg.BurstReplicas = burst
 		cfg.TrackCreations = rapid.Bool().Draw(t, "track")
@@ -685,12 +685,12 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 				t.Fatalf("sync: %v", err)
 			}
 			mp, mo = model.get()
-			gotPods, gotOwners := written(nil, ctrl.Expectations(), expectations.PodsResource), written(nil, ctrl.Expectations(), rsResource)
+			gotPods, gotOwners := written(nil, ctrl.Gate(), expectations.PodsResource), written(nil, ctrl.Gate(), rsResource)
 			if gotPods != rvString(mp) || gotOwners != rvString(mo) {
 				t.Fatalf("record pods %s owners %s, model pods %s owners %s", gotPods, gotOwners, rvString(mp), rvString(mo))
 			}
 			if deferredHook != deferrals {
-				t.Fatalf("Hooks.Deferred called %d times for %d deferrals", deferredHook, deferrals)
+				t.Fatalf("Gate.Deferred called %d times for %d deferrals", deferredHook, deferrals)
 			}
 			return len(res.Adopted), deferred
 		}
@@ -742,4 +742,18 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The Controller holds two values with their own lifetimes and wires them:
+// its Tracker reads its evidence from its Gate, and forgetting an owner's
+// expectations (Tracker.Delete) leaves the Gate's record.
+func TestControllerWiresTheGate(t *testing.T) {
+	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
+	require.NotNil(t, g.Gate())
+	assert.Same(t, g.Gate(), g.Expectations().Gate(), "the Tracker's evidence is the Controller's Gate")
+	_, err := g.Sync(t.Context(), gateKey)
+	require.NoError(t, err)
+	g.Expectations().Delete(gateKey)
+	assert.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource), "Delete leaves the Gate's record")
+	assert.Equal(t, 1, g.Len(), "Len counts the Gate's record")
 }

@@ -43,12 +43,13 @@ type Manager struct {
 	// observed. Share it with whatever feeds it pod events. Nil means a
 	// private Tracker on Clock, reachable through [Manager.Tracker].
 	//
-	// The Manager also records there the resourceVersion of every pod it
-	// creates (Tracker.Wrote under expectations.PodsResource, with the
-	// owner's UID), for the consistency gate and EvidenceFirst;
-	// deletes are not recorded. Checking the gate (Tracker.Ready) and
-	// clearing the record when the owner goes (Tracker.ClearWrites) is the
-	// caller's: a [Controller] does both.
+	// The Manager also records the resourceVersion of every pod it creates
+	// in the Tracker's consistency gate, when it has one
+	// (expectations.Options.Gate; Gate.Wrote under
+	// expectations.PodsResource, with the owner's UID), for the gate and
+	// EvidenceFirst; deletes are not recorded. Checking the gate
+	// (Gate.Ready) and clearing the record when the owner goes
+	// (Gate.Clear) is the caller's: a [Controller] does both.
 	Expectations *expectations.Tracker
 	// BurstReplicas caps the creates, and separately the deletes, of one
 	// call. <= 0 means DefaultBurstReplicas (500).
@@ -129,13 +130,15 @@ type Manager struct {
 // Tracker returns the expectations Tracker the Manager uses:
 // m.Expectations, or the private one made on first use when that is nil.
 // The private Tracker reads the time from m.Clock at each call, so a Clock
-// set after the first call is not ignored.
+// set after the first call is not ignored, and is built on a private zero
+// Gate (no caches), which records the creates' versions as round evidence
+// that Snapshot shows.
 func (m *Manager) Tracker() *expectations.Tracker {
 	if m.Expectations != nil {
 		return m.Expectations
 	}
 	m.once.Do(func() {
-		m.private = expectations.New(expectations.Options{Clock: managerClock{m}})
+		m.private = expectations.New(expectations.Options{Clock: managerClock{m}, Gate: new(expectations.Gate)})
 	})
 	return m.private
 }

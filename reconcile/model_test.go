@@ -86,7 +86,7 @@ func TestModelOwnersComeAndGo(t *testing.T) {
 				if _, _, ok := ctrl.Expectations().Pending("default/" + name); ok {
 					t.Fatalf("after %s: expectations remain for deleted owner %s", action, name)
 				}
-				if rv, ok := ctrl.Expectations().Written("default/"+name, expectations.PodsResource); ok {
+				if rv, ok := ctrl.Gate().Written("default/"+name, expectations.PodsResource); ok {
 					t.Fatalf("after %s: a record of writes (RV %s) remains for deleted owner %s", action, rv, name)
 				}
 			}

@@ -92,7 +92,7 @@ type scenFigures struct {
 	Progress       time.Duration // from the first sync to the next managed sync (-1: none)
 	Final          int           // active controller pods in the API at the end
 	Short          int           // most pods missing after the controller first reached Replicas
-	Deferrals      int           // syncs the consistency gate deferred (Hooks.Deferred)
+	Deferrals      int           // syncs the consistency gate deferred (Gate.Deferred)
 	Resolutions    map[expectations.Resolution]int
 }
 
@@ -146,9 +146,9 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	cfg.NameGenerator = r.name
 	// EvidenceFirst comes with Exact, which tracks creations too.
 	cfg.Exact = setup.Policy == expectations.EvidenceFirst
-	cfg.Expectations = expectations.Options{Hooks: expectations.Hooks{
+	cfg.Gate = expectations.GateOptions{
 		Deferred: func(string, *expectations.StaleCacheError) { r.fig.Deferrals++ },
-	}}
+	}
 	cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
 	cfg.DisableConsistencyGate = !setup.Gate
 	ctrl, err := reconcile.NewController(cfg)
@@ -309,7 +309,7 @@ func (r *scenRun) run() scenFigures {
 		r.observe()
 	}
 	if r.deferred != r.fig.Deferrals {
-		r.t.Fatalf("%d syncs deferred, Hooks.Deferred called %d times", r.deferred, r.fig.Deferrals)
+		r.t.Fatalf("%d syncs deferred, Gate.Deferred called %d times", r.deferred, r.fig.Deferrals)
 	}
 	r.fig.Created = r.c.Client.Stats().Created
 	r.fig.Deleted = r.c.Client.Stats().Deleted

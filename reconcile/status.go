@@ -94,7 +94,7 @@ func (c *Controller[T]) writeStatus(ctx context.Context, key string, obj T, res 
 	}
 	if c.cfg.Resource.Resource != "" {
 		if rv := recorded.GetResourceVersion(); rv != "" {
-			c.tracker.Wrote(key, obj.GetUID(), c.cfg.Resource, rv)
+			c.gate.Wrote(key, obj.GetUID(), c.cfg.Resource, rv)
 		}
 	}
 	return nil

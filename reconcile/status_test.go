@@ -84,7 +84,7 @@ func TestStatusStep(t *testing.T) {
 			} else {
 				assert.Nil(t, res.Written)
 			}
-			assert.Equal(t, tc.wantRV, written(t, g.Expectations(), rsResource))
+			assert.Equal(t, tc.wantRV, written(t, g.Gate(), rsResource))
 			assert.True(t, equality.Semantic.DeepEqual(cached, g.rs), "the cached owner is never modified")
 		})
 	}

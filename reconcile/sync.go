@@ -94,7 +94,7 @@ type SyncResult struct {
 //     workqueue, which retries the key with rate limiting, as upstream does.
 //     Once every cache has caught up, the record is dropped and later syncs
 //     pass at no cost until the next write. Each deferral calls
-//     Config.Expectations.Hooks.Deferred (upstream's skip counter, by
+//     Config.Gate.Deferred (upstream's skip counter, by
 //     resource). Without CacheVersions, or with DisableConsistencyGate, it
 //     never defers.
 //  1. The owner is read from the cache (Owners.Get). NotFound: everything
@@ -154,13 +154,13 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	}
 	if !c.cfg.DisableConsistencyGate {
 		// first, before anything is read from a cache.
-		if err := c.tracker.Ready(key); err != nil {
+		if err := c.gate.Ready(key); err != nil {
 			return SyncResult{}, fmt.Errorf("reconcile: owner %s: deferred until the caches reach the controller's own writes: %w", key, err)
 		}
 	}
 	obj, err := c.cfg.Owners.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
-		c.tracker.ClearWrites(key, "")
+		c.gate.Clear(key, "")
 		c.forget(key)
 		return SyncResult{}, nil
 	}

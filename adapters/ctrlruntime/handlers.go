@@ -94,7 +94,7 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T]) handler.TypedE
 // failure. Result.Requeue is the same rate-limited retry (the queue's
 // backoff, as upstream) without the log line and the error count; it is
 // counted as a requeue in controller_runtime_reconcile_total. OnSync and
-// the Controller's Hooks.Deferred still see every deferral. controller-runtime
+// the Controller's Config.Gate.Deferred still see every deferral. controller-runtime
 // has deprecated Result.Requeue in favour of RequeueAfter, which would
 // replace the backoff by a fixed delay; it still honours it.
 //

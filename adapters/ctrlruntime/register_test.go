@@ -87,7 +87,7 @@ func TestReconcilerRequeuesADeferral(t *testing.T) {
 	cfg.CacheVersions = reconcile.CacheVersions{Pods: func() string { return podsVersion }}
 	c, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
-	c.Expectations().Wrote("default/web", "uid-web", expectations.PodsResource, "9")
+	c.Gate().Wrote("default/web", "uid-web", expectations.PodsResource, "9")
 
 	var seen []error
 	r := ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: c, OnSync: func(_ context.Context, key string, _ reconcile.SyncResult, err error) {

@@ -248,18 +248,18 @@ func TestInstrumentCombinesHooks(t *testing.T) {
 	cfg.Expectations.Hooks.Resolved = func(key string, r expectations.Resolution, _ time.Duration) {
 		calls = append(calls, "resolved "+key+" "+r.String())
 	}
-	cfg.Expectations.Hooks.Deferred = func(key string, _ *expectations.StaleCacheError) { calls = append(calls, "deferred "+key) }
+	cfg.Gate.Deferred = func(key string, _ *expectations.StaleCacheError) { calls = append(calls, "deferred "+key) }
 	cfg.Hooks.DeletionVictim = func(key string, _ reconcile.Victim) { calls = append(calls, "victim "+key) }
 	cfg.Hooks.CreateBatch = func(key string, _ int) { calls = append(calls, "batch "+key) }
-	before := fmt.Sprintf("%p %p", cfg.Expectations.Hooks.Resolved, cfg.Hooks.DeletionVictim)
+	before := fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Gate.Deferred, cfg.Hooks.DeletionVictim)
 
 	got, c := metrics.Instrument(cfg, metrics.Options{})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
-	assert.Equal(t, before, fmt.Sprintf("%p %p", cfg.Expectations.Hooks.Resolved, cfg.Hooks.DeletionVictim), "the caller's Config changed")
+	assert.Equal(t, before, fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Gate.Deferred, cfg.Hooks.DeletionVictim), "the caller's Config changed")
 
 	got.Expectations.Hooks.Resolved("ns/a", expectations.Expired, time.Minute)
-	got.Expectations.Hooks.Deferred("ns/a", &expectations.StaleCacheError{Resource: expectations.PodsResource})
+	got.Gate.Deferred("ns/a", &expectations.StaleCacheError{Resource: expectations.PodsResource})
 	got.Hooks.DeletionVictim("ns/a", reconcile.Victim{AgeRatio: 3, HasAgeRatio: true})
 	got.Hooks.CreateBatch("ns/a", 1)
 	assert.Equal(t, []string{"resolved ns/a Expired", "deferred ns/a", "victim ns/a", "batch ns/a"}, calls)
@@ -268,18 +268,21 @@ func TestInstrumentCombinesHooks(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, reg, metrics.ReplicaSetSortingDeletionAgeRatioName, nil))
 }
 
-// A real Tracker built from the instrumented Config moves the resolution
-// and deferral counters when, and only when, the Tracker resolves a round
-// or defers a sync: fulfilled by observation, expired by the timeout,
+// A real Tracker and Gate built from the instrumented Config move the
+// resolution and deferral counters when, and only when, the Tracker
+// resolves a round or the Gate defers a sync: fulfilled by observation, expired by the timeout,
 // resolved by evidence (EvidenceFirst), deferred by the gate.
 func TestTrackerHooksMoveTheCounters(t *testing.T) {
 	clock := fakeclock.New(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))
 	cacheRV := "5"
 	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, metrics.Options{})
+	gateOpts := cfg.Gate
+	gateOpts.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: func() string { return cacheRV }}
+	gate := expectations.NewGate(gateOpts)
 	opts := cfg.Expectations
 	opts.Clock = clock
 	opts.Policy = expectations.EvidenceFirst
-	opts.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: func() string { return cacheRV }}
+	opts.Gate = gate
 	tr := expectations.New(opts)
 	resolved := func(r string) float64 {
 		return value(t, reg, metrics.ExpectationsResolvedName, map[string]string{"resolution": r})
@@ -295,7 +298,7 @@ func TestTrackerHooksMoveTheCounters(t *testing.T) {
 
 	// Resolved by evidence: the pod cache reached the controller's write.
 	tr.ExpectCreations("ns/b", 1)
-	tr.Wrote("ns/b", types.UID("b"), expectations.PodsResource, "6")
+	gate.Wrote("ns/b", types.UID("b"), expectations.PodsResource, "6")
 	assert.False(t, tr.Satisfied("ns/b"))
 	cacheRV = "6"
 	assert.True(t, tr.Satisfied("ns/b"))
@@ -313,12 +316,12 @@ func TestTrackerHooksMoveTheCounters(t *testing.T) {
 	skips := func() float64 {
 		return value(t, reg, metrics.ReplicaSetStaleSyncSkipsName, map[string]string{"group": "", "resource": "pods"})
 	}
-	tr.Wrote("ns/d", types.UID("d"), expectations.PodsResource, "9")
-	require.Error(t, tr.Ready("ns/d"))
-	require.Error(t, tr.Ready("ns/d"))
+	gate.Wrote("ns/d", types.UID("d"), expectations.PodsResource, "9")
+	require.Error(t, gate.Ready("ns/d"))
+	require.Error(t, gate.Ready("ns/d"))
 	assert.Equal(t, 2.0, skips())
 	cacheRV = "9"
-	require.NoError(t, tr.Ready("ns/d"))
+	require.NoError(t, gate.Ready("ns/d"))
 	assert.Equal(t, 2.0, skips())
 }
 

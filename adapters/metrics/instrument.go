@@ -10,8 +10,8 @@ import (
 )
 
 // Instrument returns a copy of cfg whose hooks also feed a new
-// [Collector], and that Collector. The hooks cfg already has (Hooks and
-// Expectations.Hooks) keep running: each is called first, then the
+// [Collector], and that Collector. The hooks cfg already has (Hooks,
+// Expectations.Hooks and Gate.Deferred) keep running: each is called first, then the
 // Collector's, on the same goroutine. The Collector's metric names and
 // labels follow cfg.Kind (see [Options]); build the Controller from the
 // returned Config, then register the Collector and hand it the sync
@@ -20,11 +20,12 @@ import (
 //
 // From the hooks come the expectation rounds' resolutions
 // (expectations.Hooks.Resolved), the gate's deferrals by resource
-// (expectations.Hooks.Deferred) and the deletion age ratio
+// (expectations.GateOptions.Deferred) and the deletion age ratio
 // (reconcile.Hooks.DeletionVictim); the rest comes from ObserveSync.
 func Instrument[T reconcile.Object](cfg reconcile.Config[T], opts Options) (reconcile.Config[T], *Collector) {
 	c := New(cfg.Kind, cfg.Resource, opts)
 	cfg.Expectations.Hooks = c.ExpectationsHooks(cfg.Expectations.Hooks)
+	cfg.Gate = c.Gate(cfg.Gate)
 	cfg.Hooks = c.Hooks(cfg.Hooks)
 	return cfg, c
 }
@@ -32,24 +33,32 @@ func Instrument[T reconcile.Object](cfg reconcile.Config[T], opts Options) (reco
 // New returns a Collector for a controller of owners of kind, whose
 // writes are recorded under resource (Config.Kind and Config.Resource),
 // for callers that cannot pass the Config through [Instrument]: put
-// [Collector.ExpectationsHooks] and [Collector.Hooks] into the Config
-// yourself. The names and labels follow kind as in Instrument.
+// [Collector.ExpectationsHooks], [Collector.Gate] and [Collector.Hooks]
+// into the Config yourself. The names and labels follow kind as in Instrument.
 func New(kind schema.GroupVersionKind, resource schema.GroupResource, opts Options) *Collector {
 	return newCollector(kind, resource, opts)
 }
 
-// ExpectationsHooks returns prev with Resolved and Deferred calling prev's
-// and then recording: set it as Config.Expectations.Hooks.
+// ExpectationsHooks returns prev with Resolved calling prev's and then
+// recording: set it as Config.Expectations.Hooks.
 func (c *Collector) ExpectationsHooks(prev expectations.Hooks) expectations.Hooks {
 	h := prev
-	resolved, deferred := prev.Resolved, prev.Deferred
+	resolved := prev.Resolved
 	h.Resolved = func(key string, r expectations.Resolution, pending time.Duration) {
 		if resolved != nil {
 			resolved(key, r, pending)
 		}
 		c.resolved.WithLabelValues(resolutionLabel(r)).Inc()
 	}
-	h.Deferred = func(key string, err *expectations.StaleCacheError) {
+	return h
+}
+
+// Gate returns prev with Deferred calling prev's and then counting the
+// deferral by group and resource: set it as Config.Gate.
+func (c *Collector) Gate(prev expectations.GateOptions) expectations.GateOptions {
+	g := prev
+	deferred := prev.Deferred
+	g.Deferred = func(key string, err *expectations.StaleCacheError) {
 		if deferred != nil {
 			deferred(key, err)
 		}
@@ -57,7 +66,7 @@ func (c *Collector) ExpectationsHooks(prev expectations.Hooks) expectations.Hook
 			c.skips.WithLabelValues(err.Resource.Group, err.Resource.Resource).Inc()
 		}
 	}
-	return h
+	return g
 }
 
 // Hooks returns prev with DeletionVictim calling prev's and then observing

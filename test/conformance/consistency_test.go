@@ -40,8 +40,8 @@ func upstreamWrites(store *consistency.RealConsistencyStore) map[types.Namespace
 }
 
 // TestGateMatchesRealConsistencyStore feeds the same random sequences of
-// writes, clears, cache movements and checks to expectations.Tracker's
-// consistency gate (Wrote, ClearWrites, Ready) and to upstream's
+// writes, clears, cache movements and checks to expectations.Gate
+// (Wrote, Clear, Ready) and to upstream's
 // RealConsistencyStore (WroteAt, Clear, EnsureReady), R-10.9. After every
 // step the recorded versions agree; every check agrees on ready or not, and
 // on the whole error when a single resource is behind (with several behind,
@@ -65,7 +65,7 @@ func TestGateMatchesRealConsistencyStore(t *testing.T) {
 		rapid.Check(t, func(t *rapid.T) {
 			podCache, rsCache := &settableVersion{}, &settableVersion{}
 			up := consistency.NewConsistencyStore(map[schema.GroupResource]consistency.LastSyncRVGetter{pods: podCache, rs: rsCache})
-			tr := expectations.New(expectations.Options{Caches: map[schema.GroupResource]func() string{
+			tr := expectations.NewGate(expectations.GateOptions{Caches: map[schema.GroupResource]func() string{
 				pods: podCache.LastStoreSyncResourceVersion,
 				rs:   rsCache.LastStoreSyncResourceVersion,
 			}})
@@ -82,7 +82,7 @@ func TestGateMatchesRealConsistencyStore(t *testing.T) {
 				case 2:
 					uid := rapid.SampledFrom(uids).Draw(t, "clearUID")
 					up.Clear(o, uid)
-					tr.ClearWrites(key(o), uid)
+					tr.Clear(key(o), uid)
 				case 3:
 					v := rapid.SampledFrom(versions).Draw(t, "cacheVersion")
 					if rapid.Bool().Draw(t, "podCache") {

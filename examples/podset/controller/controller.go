@@ -23,15 +23,16 @@ import (
 
 // Options configure [New]; the zero value is upstream's behaviour.
 type Options struct {
-	Recorder       events.EventRecorder // pod events; nil records none
-	Cache          cache.Informers      // the manager's cache, for the consistency gate (SetupWithManager sets it); nil: no gate
-	Exact          bool                 // exact expectations: pods named and expected by key, decided by the cache's version
-	TrackCreations bool                 // pods named and expected by key, without the evidence
-	Expectations   expectations.Options // e.g. TTL
-	Clock          reconcile.Clock      // nil: real time
-	Hooks          reconcile.Hooks      // e.g. metrics of the manage step
-	Fence          func() error         // leader election's fence (adapters/fencing); nil: never fenced
-	Workers        int                  // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
+	Recorder       events.EventRecorder     // pod events; nil records none
+	Cache          cache.Informers          // the manager's cache, for the consistency gate (SetupWithManager sets it); nil: no gate
+	Exact          bool                     // exact expectations: pods named and expected by key, decided by the cache's version
+	TrackCreations bool                     // pods named and expected by key, without the evidence
+	Expectations   expectations.Options     // e.g. TTL
+	Gate           expectations.GateOptions // e.g. a Deferred hook (the caches come from Cache)
+	Clock          reconcile.Clock          // nil: real time
+	Hooks          reconcile.Hooks          // e.g. metrics of the manage step
+	Fence          func() error             // leader election's fence (adapters/fencing); nil: never fenced
+	Workers        int                      // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -55,13 +56,14 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // upstream's ReplicaSet controller since v1.36). The controller's metrics
 // (package adapters/metrics, controller label "podset") go to
 // controller-runtime's registry, which the manager's metrics server
-// serves: syncs, pod creates and deletes, and, through opts.Expectations's
-// and opts.Hooks's hooks, expectation rounds, gate deferrals and the
-// deletion age ratio. Call it once per process.
+// serves: syncs, pod creates and deletes, and, through the hooks of
+// opts.Expectations, opts.Gate and opts.Hooks, expectation rounds, gate
+// deferrals and the deletion age ratio. Call it once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	opts.Cache = mgr.GetCache()
 	collector := metrics.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), metrics.Options{})
 	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
+	opts.Gate = collector.Gate(opts.Gate)
 	opts.Hooks = collector.Hooks(opts.Hooks)
 	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
 	if err != nil {
@@ -83,6 +85,7 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	cfg.Exact = opts.Exact
 	cfg.TrackCreations = opts.TrackCreations
 	cfg.Expectations = opts.Expectations
+	cfg.Gate = opts.Gate
 	cfg.Clock = opts.Clock
 	cfg.Hooks = opts.Hooks
 	cfg.Fence = opts.Fence
