@@ -393,7 +393,11 @@ func (cp *ControlPlane) args(name string) []string {
 		}
 		if cp.opts.AuditWrites {
 			policy, log := cp.auditPaths()
-			a = append(a, "--audit-policy-file="+policy, "--audit-log-path="+log)
+			// The counts read the whole log from its start: never rotate it
+			// (kube-apiserver's default rotates at 100 MB, which a 3000 × 10
+			// fleet run passed in its last phase, and its counts went
+			// negative).
+			a = append(a, "--audit-policy-file="+policy, "--audit-log-path="+log, "--audit-log-maxsize=0")
 		}
 	case KubeControllerManager:
 		kc := cp.kubeconfigFor(KubeControllerManager)
