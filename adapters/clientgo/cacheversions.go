@@ -3,6 +3,7 @@ package clientgo
 import (
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/storeversion"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -31,5 +32,5 @@ func storeVersion(inf cache.SharedInformer) func() string {
 	if store == nil {
 		return nil
 	}
-	return store.LastStoreSyncResourceVersion
+	return storeversion.Of(store)
 }

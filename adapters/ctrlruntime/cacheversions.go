@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/storeversion"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -70,5 +71,5 @@ func storeVersion(informers cache.Informers, obj client.Object) (func() string, 
 	if store == nil {
 		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T (a %T) has no store", obj, inf)
 	}
-	return store.LastStoreSyncResourceVersion, nil
+	return storeversion.Of(store), nil
 }
