@@ -34,6 +34,11 @@ import (
 // upstream before 1.36), or build the controller on a cache over all
 // namespaces.
 //
+// Stores track no version before client-go v0.36 (the release that added
+// LastStoreSyncResourceVersion): built on v0.33 to v0.35, the funcs always
+// answer "", so the gate never defers and EvidenceFirst falls back to the
+// TTL, as upstream's controllers on those releases, which have no gate.
+//
 // It gets (or creates) the two informers without waiting for them to sync;
 // creating one asks the API server's discovery for the kind, as the manager
 // does when it starts. The funcs are safe for concurrent use.
