@@ -124,27 +124,37 @@ CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.2
 rbac: ## regenerate examples/podset/config/rbac/role.yaml from the PodSet controller's RBAC markers
 	cd examples/podset && $(CONTROLLER_GEN) rbac:roleName=reconcilekit-podset,headerFile=config/rbac/role_header.txt paths=./controller/... output:rbac:dir=config/rbac
 
-# compat tests the supported k8s.io range. The root go.mod is the floor (unit
-# tests it); here the root tests run again at NEWEST_K8S through a go.mod
-# generated under .cache/ (regenerated when go.mod or go.sum changes), and the
-# scratch consumer modules test/consumers/floor (client-go at the floor)
-# and test/consumers/newest (client-go at NEWEST_K8S) must be tidy, build
-# and pass their tests; they carry the same program. Test results are cached
-# by go test: pass COMPATFLAGS=-count=1 to force a rerun.
+# compat tests the supported ranges. The root go.mod is the floor of k8s.io
+# (unit tests it); here the root tests run again at NEWEST_K8S through a
+# go.mod generated under .cache/ (regenerated when go.mod or go.sum changes).
+# The adapters' go.mod is their floor too (client-go and controller-runtime
+# built on k8s.io v0.33; unit tests it); their tests run again at client-go
+# NEWEST_K8S and controller-runtime NEWEST_CTRL_RUNTIME the same way. The
+# scratch consumer modules under test/consumers must be tidy, build and
+# pass their tests: floor and newest use client-go and the root module,
+# adapters-floor and adapters-newest the adapters (clientgo and ctrlruntime
+# on their fakes); each pair carries the same program. Test results are
+# cached by go test: pass COMPATFLAGS=-count=1 to force a rerun.
 NEWEST_K8S    ?= v0.37.2
+NEWEST_CTRL_RUNTIME ?= v0.25.2
 COMPATFLAGS   ?=
 COMPAT_MOD    := .cache/compat/newest.mod
-CONSUMERS     := test/consumers/floor test/consumers/newest
+ADAPTERS_COMPAT_MOD := .cache/compat/adapters-newest.mod
+CONSUMER_PAIRS := floor:newest adapters-floor:adapters-newest
+CONSUMERS     := $(foreach p,$(CONSUMER_PAIRS),$(addprefix test/consumers/,$(subst :, ,$(p))))
 
-compat: $(COMPAT_MOD) ## the supported k8s.io range: root tests at NEWEST_K8S and both consumer modules
-	@for f in consumer.go consumer_test.go; do \
-		cmp -s test/consumers/floor/$$f test/consumers/newest/$$f || \
-		{ echo "compat: test/consumers/{floor,newest}/$$f differ"; exit 1; }; done
+compat: $(COMPAT_MOD) $(ADAPTERS_COMPAT_MOD) ## the supported ranges: root and adapters tests at the newest, the consumer modules at both ends
+	@for p in $(CONSUMER_PAIRS); do a=test/consumers/$${p%%:*}; b=test/consumers/$${p##*:}; \
+		for f in consumer.go consumer_test.go; do \
+		cmp -s $$a/$$f $$b/$$f || { echo "compat: $$a/$$f and $$b/$$f differ"; exit 1; }; done; done
 	@for m in $(CONSUMERS); do echo "go mod tidy -diff, build, vet, test -race ($$m)"; \
 		(cd $$m && $(GO) mod tidy -diff && $(GO) build ./... && $(GO) vet ./... && \
 		$(GO) test -race $(COMPATFLAGS) ./...) || exit 1; done
 	@echo "go test -race at k8s.io $(NEWEST_K8S) (root module, $(COMPAT_MOD))"
 	@$(GO) test -race $(COMPATFLAGS) -modfile=$(COMPAT_MOD) ./...
+	@echo "go vet, go test -race at client-go $(NEWEST_K8S), controller-runtime $(NEWEST_CTRL_RUNTIME) (adapters, $(ADAPTERS_COMPAT_MOD))"
+	@cd adapters && $(GO) vet -modfile=../$(ADAPTERS_COMPAT_MOD) ./... && \
+		$(GO) test -race $(COMPATFLAGS) -modfile=../$(ADAPTERS_COMPAT_MOD) ./...
 
 $(COMPAT_MOD): go.mod go.sum
 	@mkdir -p $(@D)
@@ -152,6 +162,16 @@ $(COMPAT_MOD): go.mod go.sum
 	cp go.sum $(@:.mod=.sum)
 	$(GO) get -modfile=$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S)
 	$(GO) mod tidy -modfile=$@
+
+# The adapters' go.mod replaces the root module with ../, whose go.mod
+# takes part in the version selection: it is a prerequisite too.
+$(ADAPTERS_COMPAT_MOD): adapters/go.mod adapters/go.sum go.mod
+	@mkdir -p $(@D)
+	cp adapters/go.mod $@
+	cp adapters/go.sum $(@:.mod=.sum)
+	cd adapters && $(GO) get -modfile=../$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S) \
+		k8s.io/client-go@$(NEWEST_K8S) sigs.k8s.io/controller-runtime@$(NEWEST_CTRL_RUNTIME)
+	cd adapters && $(GO) mod tidy -modfile=../$@
 
 # Builds the five binaries once into .cache/controlplane/bin (a no-op when cached);
 # without network and a cold module cache it fails, and e2e-test then skips outside CI.

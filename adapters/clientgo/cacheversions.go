@@ -3,6 +3,7 @@ package clientgo
 import (
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/storeversion"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -18,6 +19,10 @@ import (
 // A nil informer gives a nil func (that cache never holds a sync back). The
 // stores answer "" while client-go's AtomicFIFO feature is off (it is on by
 // default since client-go v0.36), and "" never holds a sync back either.
+// Stores track no version before client-go v0.36 (the release that added
+// LastStoreSyncResourceVersion): built on v0.33 to v0.35, the funcs always
+// answer "", so the gate never defers and EvidenceFirst falls back to the
+// TTL, as upstream's controllers on those releases, which have no gate.
 // The funcs are safe for concurrent use.
 func CacheVersions(pods, owners cache.SharedInformer) reconcile.CacheVersions {
 	return reconcile.CacheVersions{Pods: storeVersion(pods), Owners: storeVersion(owners)}
@@ -31,5 +36,5 @@ func storeVersion(inf cache.SharedInformer) func() string {
 	if store == nil {
 		return nil
 	}
-	return store.LastStoreSyncResourceVersion
+	return storeversion.Of(store)
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/storeversion"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -32,6 +33,11 @@ import (
 // have none either. Pass nil informers to NewConfig then (no gate, as
 // upstream before 1.36), or build the controller on a cache over all
 // namespaces.
+//
+// Stores track no version before client-go v0.36 (the release that added
+// LastStoreSyncResourceVersion): built on v0.33 to v0.35, the funcs always
+// answer "", so the gate never defers and EvidenceFirst falls back to the
+// TTL, as upstream's controllers on those releases, which have no gate.
 //
 // It gets (or creates) the two informers without waiting for them to sync;
 // creating one asks the API server's discovery for the kind, as the manager
@@ -70,5 +76,5 @@ func storeVersion(informers cache.Informers, obj client.Object) (func() string, 
 	if store == nil {
 		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T (a %T) has no store", obj, inf)
 	}
-	return store.LastStoreSyncResourceVersion, nil
+	return storeversion.Of(store), nil
 }

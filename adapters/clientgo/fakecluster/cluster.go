@@ -110,8 +110,8 @@ var (
 	replicaSetsResource = appsv1.SchemeGroupVersion.WithResource("replicasets")
 )
 
-// react handles every write; reads fall through to the default tracker
-// reaction. The fake clientset calls reactors under its own lock, so writes
+// react handles every write and list; gets fall through to the default
+// tracker reaction. The fake clientset calls reactors under its own lock, so writes
 // are serialized and resourceVersions are handed out in watch order.
 func (c *Cluster) react(action k8stesting.Action) (bool, runtime.Object, error) {
 	c.mu.Lock()
@@ -131,6 +131,9 @@ func (c *Cluster) react(action k8stesting.Action) (bool, runtime.Object, error) 
 		return true, obj, err
 	case k8stesting.DeleteActionImpl:
 		return true, nil, c.delete(a)
+	case k8stesting.ListActionImpl:
+		obj, err := c.list(a)
+		return true, obj, err
 	default:
 		return false, nil, nil
 	}
@@ -284,6 +287,24 @@ func (c *Cluster) fault(rate float64) bool {
 	}
 	c.stats.FaultsInjected++
 	return true
+}
+
+// list lists from the tracker and stamps the list with gvr's latest
+// version, as an API server does, so that a reflector watches from it. The
+// tracker does that itself from client-go v0.36; older trackers leave it
+// empty.
+func (c *Cluster) list(a k8stesting.ListActionImpl) (runtime.Object, error) {
+	gvr := a.GetResource()
+	obj, err := c.tracker.List(gvr, a.GetKind(), a.GetNamespace(), a.ListOptions)
+	if err != nil {
+		return nil, err
+	}
+	lm, err := meta.ListAccessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	lm.SetResourceVersion(strconv.FormatInt(c.nextVersion(gvr)-1, 10))
+	return obj, nil
 }
 
 // nextVersion returns the resourceVersion the tracker will give the next

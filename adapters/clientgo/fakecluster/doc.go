@@ -18,8 +18,9 @@
 //     (prefix + 5 random characters); every object gets a UID, a creation
 //     timestamp and generation 1, and a pod phase defaults to Pending;
 //   - resourceVersions: every write stamps a monotonically increasing
-//     resourceVersion on the object, equal to the one the tracker uses for
-//     List and Watch, so an informer's LastSyncResourceVersion is meaningful;
+//     resourceVersion on the object, and every list carries the latest one
+//     (on every client-go release the adapters support; the tracker does
+//     the same from v0.36), so an informer's LastSyncResourceVersion is meaningful;
 //     an update whose resourceVersion is stale fails with 409 Conflict;
 //   - subresources: an update of "status" changes only the status, a plain
 //     update keeps the stored status, and a ReplicaSet spec change bumps

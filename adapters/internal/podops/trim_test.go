@@ -35,9 +35,9 @@ func realisticPod() *corev1.Pod {
 				UID: "6b1f2c9e-3d1a-4f5e-9c2b-0a1b2c3d4e5f", Controller: &yes, BlockOwnerDeletion: &yes}},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t0,
-					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(kcm)},
+					FieldsType: "FieldsV1", FieldsV1: fieldsV1(kcm)},
 				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &t0,
-					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(kubelet), Subresource: "status"},
+					FieldsType: "FieldsV1", FieldsV1: fieldsV1(kubelet), Subresource: "status"},
 			},
 		},
 		Spec: corev1.PodSpec{
@@ -82,6 +82,17 @@ func realisticPod() *corev1.Pod {
 				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t0}}}},
 		},
 	}
+}
+
+// fieldsV1 returns a FieldsV1 holding raw, a JSON field set, as the
+// decoder builds it (metav1.NewFieldsV1 appeared in apimachinery v0.36; the
+// adapters build on v0.33 too).
+func fieldsV1(raw string) *metav1.FieldsV1 {
+	f := &metav1.FieldsV1{}
+	if err := f.UnmarshalJSON([]byte(raw)); err != nil {
+		panic(err) // the raw sets above are constants
+	}
+	return f
 }
 
 func TestTrimManagedFields(t *testing.T) {

@@ -1,0 +1,55 @@
+package storeversion_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/reconcilekit/reconcilekit/adapters/internal/storeversion"
+)
+
+// fixedStore is a store that tracks a version of its own.
+type fixedStore struct {
+	cache.Store
+	version string
+}
+
+func (s fixedStore) LastStoreSyncResourceVersion() string { return s.version }
+
+// Of reads the method when the store has it, whatever the client-go
+// release: a store that tracks its version is read, not replaced.
+func TestOfReadsAVersionedStore(t *testing.T) {
+	store := fixedStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), version: "42"}
+	assert.True(t, storeversion.Tracked(store))
+	f := storeversion.Of(store)
+	require.NotNil(t, f)
+	assert.Equal(t, "42", f())
+}
+
+// client-go's own store: from v0.36 it tracks its version (a bookmark moves
+// it); before, it has no such method and Of answers "" (no gate). Each
+// client-go release runs one branch: `make unit` the floor's, `make compat`
+// the newest's.
+func TestOfClientGoStore(t *testing.T) {
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	f := storeversion.Of(store)
+	require.NotNil(t, f)
+	assert.Empty(t, f(), "nothing applied yet")
+	b, ok := store.(interface{ Bookmark(string) })
+	if !storeversion.Tracked(store) {
+		assert.False(t, ok, "a store without a version has no bookmarks either")
+		assert.Empty(t, f())
+		return
+	}
+	require.True(t, ok)
+	b.Bookmark("7")
+	assert.Equal(t, "7", f())
+}
+
+// A nil store gives a nil func: no cache to hold a sync back.
+func TestOfNil(t *testing.T) {
+	assert.Nil(t, storeversion.Of(nil))
+	assert.False(t, storeversion.Tracked(nil))
+}
