@@ -1,10 +1,13 @@
 package slowstart
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/reconcilekit/reconcilekit/internal/panics"
 )
@@ -35,7 +38,7 @@ import (
 //     the stack a crash prints is Run's caller's; fn records its own stack
 //     if it wants it (a deferred recover calling runtime/debug.Stack), as
 //     package reconcile does for its Hooks.Panicked. Why Run propagates
-//     panics at all, where errgroup does not: docs/design/slowstart.md.
+//     panics at all, where errgroup does not: see the package doc.
 //   - No goroutine outlives Run: every goroutine it starts has finished its
 //     call and signalled completion before Run returns or re-panics, and Run
 //     starts no other goroutines.
@@ -43,11 +46,9 @@ import (
 //     fn are. A nil fn with count > 0 returns an error and makes no call; a
 //     nil ctx means [context.Background].
 //
-// Each call costs one goroutine and one small allocation (the go
-// statement's record of its argument), as upstream's closure per call does;
-// each batch allocates its shared state and a slot per call for the errors
-// (see BenchmarkRun). Set [Options.MaxBatchSize] to bound the goroutines and
-// the calls in flight.
+// Each call costs one goroutine and no heap allocation; a run allocates two
+// small objects, plus the [*BatchError] on failure (see BenchmarkRun). Set
+// [Options.MaxBatchSize] to bound the goroutines and the calls in flight.
 //
 // Run is safe for concurrent use; fn must be safe to call concurrently with
 // itself.
@@ -61,57 +62,81 @@ func Run(ctx context.Context, count int, opts Options, fn func(ctx context.Conte
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	for start, size := 0, 0; start < count; start += size {
+	b := &batch{ctx: ctx, fn: fn}
+	// One method value for the whole run: `go work()` then allocates nothing
+	// per call, unlike a fresh closure (or sync.WaitGroup.Go) per goroutine.
+	// A plain `go b.call(j)` with an error slot per call ran at 0.92x–1.06x
+	// upstream's speed, this at 1.23x–1.39x (docs/design/slowstart.md).
+	work := b.work
+	for done, size := 0, 0; done < count; done += size {
 		if ctx.Err() != nil {
-			return succeeded, stopped(ctx, start, count)
+			return succeeded, stopped(ctx, done, count)
 		}
-		size = opts.nextSize(size, count-start)
-		b := &batch{ctx: ctx, fn: fn, start: start, errs: make([]error, size)}
+		size = opts.nextSize(size, count-done)
+		b.first = done
+		b.next.Store(0)
 		b.wg.Add(size)
-		for j := range size {
-			go b.call(j)
+		for range size {
+			go work()
 		}
 		b.wg.Wait()
+		// Every goroutine of the batch has called Done: the fields below are
+		// no longer written and Wait ordered those writes before these reads.
 		b.panics.Repanic()
-		if err := b.err(); err != nil {
-			return succeeded + size - len(err.Errs), err
+		succeeded += size - len(b.failures)
+		if len(b.failures) > 0 {
+			return succeeded, b.err(size)
 		}
-		succeeded += size
 	}
 	return succeeded, nil
 }
 
-// batch is what the goroutines of one batch share with Run.
+// batch is the state shared by Run and the goroutines of its current batch.
+// Run reuses it for every batch of one run.
 type batch struct {
 	ctx   context.Context
 	fn    func(context.Context, int) error
-	start int     // the index of the batch's first call
-	errs  []error // errs[j] is the result of call start+j; each goroutine writes its own slot
+	first int          // index of the batch's first call; written before the goroutines start
+	next  atomic.Int64 // hands out the batch's indices, one per goroutine
 	wg    sync.WaitGroup
+
+	// mu guards the fields below against the batch's goroutines; Run reads
+	// them only after wg.Wait.
+	mu       sync.Mutex
+	failures []failure // nil until a call fails
 
 	panics panics.Set
 }
 
-// call makes the batch's call number j (index start+j).
-func (b *batch) call(j int) {
-	defer b.wg.Done()
-	i := b.start + j
-	b.panics.Call(i, func() { b.errs[j] = b.fn(b.ctx, i) })
+type failure struct {
+	index int
+	err   error
 }
 
-// err returns the BatchError of a joined batch, or nil if no call failed.
-// The slots are in index order, so the failures are too.
-func (b *batch) err() *BatchError {
-	var e *BatchError
-	for j, err := range b.errs {
-		if err == nil {
-			continue
-		}
-		if e == nil {
-			e = &BatchError{Start: b.start, Size: len(b.errs)}
-		}
-		e.Indices = append(e.Indices, b.start+j)
-		e.Errs = append(e.Errs, err)
+// work makes one call of the batch. The index comes from a shared counter
+// rather than an argument so that the goroutine needs no closure of its own.
+func (b *batch) work() {
+	defer b.wg.Done()
+	i := b.first + int(b.next.Add(1)) - 1
+	var err error
+	if b.panics.Call(i, func() { err = b.fn(b.ctx, i) }) && err != nil {
+		b.mu.Lock()
+		b.failures = append(b.failures, failure{i, err})
+		b.mu.Unlock()
+	}
+}
+
+// err builds the BatchError of a joined batch with failures.
+func (b *batch) err(size int) *BatchError {
+	slices.SortFunc(b.failures, func(x, y failure) int { return cmp.Compare(x.index, y.index) })
+	e := &BatchError{
+		Start:   b.first,
+		Size:    size,
+		Indices: make([]int, len(b.failures)),
+		Errs:    make([]error, len(b.failures)),
+	}
+	for j, f := range b.failures {
+		e.Indices[j], e.Errs[j] = f.index, f.err
 	}
 	return e
 }
