@@ -38,7 +38,7 @@ import (
 //     the stack a crash prints is Run's caller's; fn records its own stack
 //     if it wants it (a deferred recover calling runtime/debug.Stack), as
 //     package reconcile does for its Hooks.Panicked. Why Run propagates
-//     panics at all, where errgroup does not: see the package doc.
+//     panics at all, where errgroup does not: docs/design/slowstart.md.
 //   - No goroutine outlives Run: every goroutine it starts has finished its
 //     call and signalled completion before Run returns or re-panics, and Run
 //     starts no other goroutines.
