@@ -4,8 +4,8 @@ import "github.com/reconcilekit/reconcilekit/internal/rv"
 
 // recordRoundWrite keeps resourceVersion, of a pod the controller wrote
 // (handed over by the Gate's Wrote), as evidence of key's current round for
-// EvidenceFirst: the round keeps the
-// highest version recorded since the last Set or Expect call, in
+// EvidenceFirst: the round keeps the highest version recorded since the
+// last Set or Expect call, in
 // resourceversion.CompareResourceVersion order (internal/rv implements it,
 // so that the module builds on apimachinery v0.33). A version that does not
 // parse (empty, leading zeros, not a number) makes the round's evidence
@@ -51,8 +51,7 @@ func (t *Tracker) RecordUnverifiable(key string) {
 
 // evidence compares the cache's version with the round's highest write.
 // usable is false when there is nothing to compare (no Gate, no pods cache
-// in it, no write
-// recorded, a version that does not parse); otherwise cmp is the comparison
+// in it, no write recorded, a version that does not parse); otherwise cmp is the comparison
 // of the cache version with the write version (< 0: the cache is behind).
 func (t *Tracker) evidence(writeRV string, writeBad bool) (cacheRV string, cmp int, usable bool) {
 	cache := t.opts.Gate.cache(PodsResource)

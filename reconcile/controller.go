@@ -8,9 +8,9 @@ import (
 
 // Controller owns the wiring of a controller whose owners (of type T) own
 // pods: the expectations Tracker, the consistency Gate, the names of
-// unconfirmed creations, the
-// handling of pod and owner events (docs/rules.md §11), claiming and
-// the sync (docs/rules.md §10). Informer handlers call its event methods and enqueue
+// unconfirmed creations, the handling of pod and owner events
+// (docs/rules.md §11), claiming and the sync
+// (docs/rules.md §10). Informer handlers call its event methods and enqueue
 // the returned [Request]s; workers call [Controller.Sync] with the keys.
 //
 // Build it with [NewController]; the zero Controller is not usable (its
