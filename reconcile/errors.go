@@ -29,3 +29,11 @@ func terminal(err error) error {
 	}
 	return &terminalError{err: err}
 }
+
+// ErrClusterScoped marks the terminal error of a [Controller.Sync] of a
+// cluster-scoped owner (a key without a namespace): pods are namespaced,
+// and such an owner's sync would list and adopt pods in every namespace
+// while its creates, which take the owner's empty namespace, fail. The
+// sync reads and writes nothing. errors.Is(err, ErrTerminal)
+// holds too.
+var ErrClusterScoped = errors.New("reconcile: cluster-scoped owners are not supported: pods are namespaced, so the owner must be too")

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Owner describes the object whose pods [Manager.ManageReplicas] manages: a
@@ -108,13 +109,23 @@ func (o *Owner) validate() error {
 	return nil
 }
 
-// validateTemplate reports why no pod can be built from o's template.
+// validateTemplate reports why no pod can be built from o's template: it
+// is nil, has no labels, or makes pods that may finish (the template half
+// of [Owner.Validate] that does not need the selector).
 func (o *Owner) validateTemplate() error {
-	if o.Template == nil {
-		return fmt.Errorf("reconcile: owner %s has no pod template", o.Key)
+	var errs field.ErrorList
+	path := specPath.Child("template")
+	switch {
+	case o.Template == nil:
+		errs = append(errs, field.Required(path, ""))
+	case len(o.Template.Labels) == 0:
+		errs = append(errs, field.Required(path.Child("metadata", "labels"), "a pod template without labels is not supported"))
 	}
-	if len(o.Template.Labels) == 0 {
-		return fmt.Errorf("reconcile: owner %s: pod template has no labels; refusing to create pods no selector can match", o.Key)
+	if o.Template != nil {
+		errs = append(errs, validatePodTemplateSpec(o.Template)...)
+	}
+	if len(errs) > 0 {
+		return &specError{key: o.Key, errs: errs}
 	}
 	return nil
 }

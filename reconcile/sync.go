@@ -9,8 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
@@ -152,10 +155,16 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	if err != nil {
 		return SyncResult{}, terminal(err)
 	}
+	if namespace == "" {
+		return SyncResult{}, terminal(fmt.Errorf("reconcile: owner %s: %w", key, ErrClusterScoped))
+	}
+	if synced := c.cfg.CacheVersions.Synced; synced != nil && !synced() {
+		return SyncResult{}, &deferredError{key: key, cause: ErrNotSynced}
+	}
 	if !c.cfg.DisableConsistencyGate {
 		// first, before anything is read from a cache.
 		if err := c.gate.Ready(key); err != nil {
-			return SyncResult{}, fmt.Errorf("reconcile: owner %s: deferred until the caches reach the controller's own writes: %w", key, err)
+			return SyncResult{}, &deferredError{key: key, cause: err}
 		}
 	}
 	obj, err := c.cfg.Owners.Get(namespace, name)
@@ -181,6 +190,9 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return res, terminal(err)
 	}
 	res.Owner = o
+	if errs := o.Validate(); len(errs) > 0 {
+		return c.syncInvalid(ctx, key, obj, res, &specError{key: key, errs: errs})
+	}
 	selector, err := selectorOf(o.Selector)
 	if err != nil {
 		return res, terminal(fmt.Errorf("reconcile: owner %s: invalid selector: %w", key, err))
@@ -211,25 +223,18 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		res.Outcome, res.ManageErr = c.manager.manageListed(ctx, o, res.Active, related)
 	}
 
-	res.Now = c.manager.now()
-	var templateLabels map[string]string
-	if o.Template != nil {
-		templateLabels = o.Template.Labels
-	}
-	res.Counts = status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
 	if errors.Is(res.ManageErr, ErrFenced) {
 		// The manage step was fenced: no further write, not even the
 		// status. Its error already names the owner.
+		res.Now = c.manager.now()
+		res.Counts = c.count(&res)
 		return res, res.ManageErr
 	}
-	if err := c.writeStatus(ctx, key, obj, &res); err != nil {
-		if errors.Is(err, ErrFenced) {
-			return res, err // it names the owner and the write
-		}
-		return res, statusError(key, err)
+	if err := c.statusStep(ctx, key, obj, &res); err != nil {
+		return res, err
 	}
 	if res.ManageErr != nil {
-		return res, fmt.Errorf("reconcile: owner %s: %w", key, res.ManageErr)
+		return res, ownerError(key, res.ManageErr)
 	}
 	if d, ok := status.RequeueAfter(res.Counts.Ready, res.Counts.Available, res.Active, o.MinReadySeconds, res.Now, c.manager.now()); ok {
 		res.RequeueAfter = max(d, time.Nanosecond)
@@ -260,10 +265,79 @@ func (c *Controller[T]) describe(key string, obj T) (Owner, error) {
 		// Pods created with that kind would never resolve to this owner.
 		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned kind %s; Config.Kind is %s", key, o.Kind, c.cfg.Kind)
 	}
-	if err := o.validate(); err != nil {
-		return Owner{}, err
+	return o, nil // Owner.Validate checks the spec
+}
+
+// syncInvalid ends the sync of an owner whose spec fails [Owner.Validate]
+// no pod is adopted, released, created or deleted, and the
+// expectations are left alone. The pods the owner controls are counted
+// for the status (the selector cannot be trusted to match them), which is
+// written with specErr as SyncResult.ManageErr, so that Config.Status
+// writes the failure condition in this sync. The error is specErr
+// (terminal) once the status is written, the status step's otherwise.
+func (c *Controller[T]) syncInvalid(ctx context.Context, key string, obj T, res SyncResult, specErr error) (SyncResult, error) {
+	pods, err := c.podsOf(obj)
+	if err != nil {
+		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", key, err)
 	}
-	return o, nil
+	uid := obj.GetUID()
+	for _, pod := range pods {
+		if pod == nil || !controlledBy(pod, uid) {
+			continue
+		}
+		switch {
+		case podrank.IsActive(pod):
+			res.Active = append(res.Active, pod)
+		case podrank.IsTerminating(pod):
+			res.Terminating = append(res.Terminating, pod)
+		}
+	}
+	res.Diff = len(res.Active) - int(res.Owner.Replicas)
+	res.ManageErr = specErr
+	if err := c.statusStep(ctx, key, obj, &res); err != nil {
+		return res, err
+	}
+	return res, specErr
+}
+
+// statusStep reads the clock once, counts the pods and runs the
+// status write.
+func (c *Controller[T]) statusStep(ctx context.Context, key string, obj T, res *SyncResult) error {
+	res.Now = c.manager.now()
+	res.Counts = c.count(res)
+	err := c.writeStatus(ctx, key, obj, res)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrFenced):
+		return err // it names the owner and the write
+	}
+	return statusError(key, err)
+}
+
+// count returns the replica counts of res's pods at res.Now.
+func (c *Controller[T]) count(res *SyncResult) status.Counts {
+	o := res.Owner
+	var templateLabels map[string]string
+	if o.Template != nil {
+		templateLabels = o.Template.Labels
+	}
+	return status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
+}
+
+// controlledBy reports whether pod's controller ownerRef names uid.
+func controlledBy(pod *corev1.Pod, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	return ref != nil && ref.UID == uid
+}
+
+// ownerError names the owner in err, unless err already begins with this
+// package's prefix (the errors of the manage step name the owner).
+func ownerError(key string, err error) error {
+	if strings.HasPrefix(err.Error(), "reconcile: ") {
+		return err
+	}
+	return fmt.Errorf("reconcile: owner %s: %w", key, err)
 }
 
 // splitKey splits "namespace/name" or "name".
