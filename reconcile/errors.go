@@ -3,12 +3,13 @@ package reconcile
 import "errors"
 
 // ErrTerminal marks the errors of [Controller.Sync] that no retry can fix:
-// an owner that Config.Describe rejects or that is invalid (no object,
-// negative replicas), an invalid label selector, a malformed key.
-// Test with errors.Is(err, ErrTerminal) and stop retrying the key (a
-// client-go worker calls queue.Forget; a controller-runtime reconciler
-// returns reconcile.TerminalError(err)). The key syncs again on the next
-// event for it, e.g. when the owner is fixed.
+// an owner that Config.Describe rejects, an owner spec that fails
+// [Owner.Validate] ([ErrInvalidSpec]), a cluster-scoped owner
+// ([ErrClusterScoped]), a malformed key. Test with errors.Is(err,
+// ErrTerminal) and stop retrying the key (a client-go worker calls
+// queue.Forget; a controller-runtime reconciler returns
+// reconcile.TerminalError(err)). The key syncs again on the next event for
+// it, e.g. when the owner is fixed.
 //
 // Upstream logs an invalid selector and returns nil and retries a
 // malformed key forever; here both are reported once, as terminal.

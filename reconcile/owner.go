@@ -32,13 +32,16 @@ type Owner struct {
 	// Replicas is the desired number of active pods. A negative value is
 	// an error.
 	Replicas int32
-	// Template is the pod template new pods are built from. It may be nil
-	// when no pods need to be created; it must carry at least one label.
+	// Template is the pod template new pods are built from. It must carry
+	// at least one label, restart its pods (restartPolicy Always or unset)
+	// and set no activeDeadlineSeconds: pods that may finish would be
+	// replaced without end. ManageReplicas accepts a nil
+	// Template when no pods need to be created; Sync requires one.
 	Template *corev1.PodTemplateSpec
 	// Selector says which pods are the owner's: a [Controller] claims
-	// and matches orphans with it. Nil or empty
-	// matches nothing; an invalid selector makes Sync fail with
-	// [ErrTerminal]. ManageReplicas does not read it.
+	// and matches orphans with it. Sync requires
+	// it valid, not empty and matching Template's labels ([Owner.Validate],
+	// ManageReplicas does not read it.
 	Selector *metav1.LabelSelector
 	// MinReadySeconds is how long a ready pod must stay ready to count as
 	// available; > 0 also schedules the availability requeue

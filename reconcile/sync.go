@@ -85,68 +85,38 @@ type SyncResult struct {
 	RequeueAfter time.Duration
 }
 
-// Sync runs one sync of the owner with key "namespace/name" (or "name" for
-// a cluster-scoped owner) in upstream's order (docs/rules.md §10):
+// Sync runs one sync of the owner with key "namespace/name" in upstream's
+// order (docs/rules.md §10), with the guards kube-apiserver and
+// kube-controller-manager give a ReplicaSet (§14):
 //
-//  0. The consistency gate: while the pods' or the owners' cache
-//     (Config.CacheVersions) is older than the controller's own last write
-//     of that resource for this owner — a pod create or adoption, a status
-//     write — Sync returns an error wrapping *expectations.StaleCacheError
-//     (errors.As finds it; it is not [ErrTerminal]) and reads nothing: not
-//     the owner, not the pods, not the expectations. Return it to the
-//     workqueue, which retries the key with rate limiting, as upstream does.
-//     Once every cache has caught up, the record is dropped and later syncs
-//     pass at no cost until the next write. Each deferral calls
-//     Config.Gate.Deferred (upstream's skip counter, by
-//     resource). Without CacheVersions, or with DisableConsistencyGate, it
-//     never defers.
-//  1. The owner is read from the cache (Owners.Get). NotFound: everything
-//     remembered for it is forgotten, its write record too, and
-//     Sync returns a zero result and nil.
-//  2. The expectations are checked, before the pods are read.
-//  3. The owner is described and its selector parsed; an invalid owner or
-//     selector is an [ErrTerminal] error.
-//  4. The owner's pods and the namespace's orphans are read
-//     (PodsByController.ListByController, or Pods.List filtered to the
-//     same pods, R-10.10) and claimed: adoption and release through
-//     Config.Patcher. A listing or claim error ends
-//     the sync here, before the manage step and the status write.
-//  5. The manage step ([Manager.ManageReplicas] semantics) runs when the
-//     expectations are satisfied and the owner is not being deleted
-//     with the related pods when pods must be deleted.
-//  6. The clock is read once, the pods counted, Config.Status
-//     computes the status and, unless it is already right,
-//     Config.StatusWriter writes it.
-//  7. The error is the status write's, else the manage step's, else nil;
-//     only then is the availability requeue offered (RequeueAfter, R-10.8).
+//  0. A key without a namespace (a cluster-scoped owner) is refused
+//     ([ErrClusterScoped], R-14.9). While CacheVersions.Synced reports the
+//     caches not loaded, or a cache is older than the
+//     controller's own last write for this owner (the consistency gate,
+//     ), Sync reads nothing and returns an [ErrDeferred] error: return
+//     it to the workqueue, which retries with backoff.
+//  1. The owner is read from the cache; NotFound forgets everything
+//     remembered for it and returns nil.
+//  2. The expectations are checked, before the pods are read.
+//  3. The owner is described and its spec validated ([Owner.Validate]). An
+//     invalid spec touches no pod: the status is written with the error
+//     and Sync returns it, terminal ([ErrInvalidSpec], R-14.7).
+//  4. The owner's pods and the namespace's orphans are read and claimed:
+//     adoption and release.
+//  5. If satisfied and not being deleted, the manage step
+//     ([Manager.ManageReplicas]) creates or deletes.
+//  6. The status is computed at one clock reading and written unless it is
+//     already right.
+//  7. The error is the status write's, else the manage step's; only then
+//     is the availability requeue offered (RequeueAfter, R-10.8).
 //
-// The controller's writes are recorded for the gate (and for EvidenceFirst)
-// as they happen: every successful pod create and adoption patch under
-// pods, the version the server answered a status write with (the cached
-// owner's after a skipped write, as upstream) under Config.Resource;
-// releases and deletes are not.
-//
-// With Config.Fence set, the fence is asked immediately before each write
-// (adoption, release, create, delete, status); its first refusal ends the
-// sync's writes and Sync returns an error wrapping [ErrFenced].
-//
-// Sync returns one error; errors.Is(err, ErrTerminal) says that retrying
-// cannot help. Two Syncs of the same key must not run at once (a
-// workqueue's guarantee); Syncs of different keys and events may.
-//
-// Deliberate differences from upstream: an invalid selector and a malformed
-// key are reported as [ErrTerminal] errors (upstream logs the first and
-// returns nil, and retries the second forever); a failed live re-read
-// before adoption is reported once, not once per orphan; a nil or empty
-// selector claims nothing (upstream's claim would take every pod with an
-// empty one, which API validation forbids for ReplicaSets); when several
-// creates or deletes of the manage step fail, the returned error and
-// SyncResult.ManageErr join all of them in call order where upstream keeps
-// one, so a ReplicaFailure condition built from it lists every failure;
-// the clock is the Config's, never the wall clock. Like upstream, the claimed active pods
-// include adopted orphans as they were listed (SyncResult.Adopted holds the
-// patched objects), and the status is computed from the pods listed before
-// the manage step.
+// Pod creates, adoptions and status writes are recorded for the gate as
+// they happen. With Config.Fence, the fence is asked before each
+// write and its first refusal ends the sync's writes ([ErrFenced],
+// errors.Is(err, ErrTerminal) says that retrying cannot help. Two
+// Syncs of the same key must not run at once (a workqueue's guarantee).
+// The deliberate differences from upstream are listed in docs/rules.md
+// (R-10.4, §13, §14) and docs/design/reconcile.md.
 func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error) {
 	if !c.usable() {
 		return SyncResult{}, errors.New("reconcile: Sync on a Controller not built by NewController")
