@@ -51,14 +51,17 @@ func (o *Owner) Validate() field.ErrorList {
 
 	selPath := specPath.Child("selector")
 	if o.Selector == nil {
-		return append(errs, field.Required(selPath, ""))
+		errs = append(errs, field.Required(selPath, ""))
+	} else {
+		opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: false}
+		errs = append(errs, metav1validation.ValidateLabelSelector(o.Selector, opts, selPath)...)
+		if len(o.Selector.MatchLabels)+len(o.Selector.MatchExpressions) == 0 {
+			// apps/v1's message, word for word, deployment and all.
+			errs = append(errs, field.Invalid(selPath, o.Selector, "empty selector is invalid for deployment"))
+		}
 	}
-	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: false}
-	errs = append(errs, metav1validation.ValidateLabelSelector(o.Selector, opts, selPath)...)
-	if len(o.Selector.MatchLabels)+len(o.Selector.MatchExpressions) == 0 {
-		// apps/v1's message, word for word, deployment and all.
-		errs = append(errs, field.Invalid(selPath, o.Selector, "empty selector is invalid for deployment"))
-	}
+	// A nil selector converts to one that matches nothing, so the template
+	// is still checked, and reported as not matching, as apps/v1 does.
 	selector, err := metav1.LabelSelectorAsSelector(o.Selector)
 	if err != nil {
 		// Without a selector the template cannot be checked against it.
@@ -78,7 +81,10 @@ func validateTemplate(t *corev1.PodTemplateSpec, selector labels.Selector) field
 	if !selector.Empty() && !selector.Matches(labels.Set(t.Labels)) {
 		errs = append(errs, field.Invalid(labelsPath, t.Labels, "`selector` does not match template `labels`"))
 	}
-	errs = append(errs, metav1validation.ValidateLabels(t.Labels, labelsPath)...)
+	// apps/v1 reports invalid template labels at spec.template.labels (its
+	// pod template rule), and the selector mismatch at
+	// spec.template.metadata.labels; so does Validate.
+	errs = append(errs, metav1validation.ValidateLabels(t.Labels, path.Child("labels"))...)
 	if len(t.Labels) == 0 {
 		errs = append(errs, field.Required(labelsPath, "a pod template without labels is not supported"))
 	}
