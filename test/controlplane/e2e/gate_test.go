@@ -148,7 +148,7 @@ func runGateScenario(t *testing.T, cp *controlplane.ControlPlane, gate bool) gat
 	metricsURL := e.ctrl.endpoint(t, e.ctx, "metrics")
 	waitFor(t, e.ctx, convergeTimeout, "the metrics agree with the sync lines and the pod watch", func(ctx context.Context) (bool, string, error) {
 		r.metrics = scrape(t, ctx, metricsURL)
-		r.deferred = e.ctrl.countSyncs("deferred until the caches")
+		r.deferred = e.ctrl.countSyncs("sync deferred")
 		skips := r.metrics.sum("replicaset_controller_stale_sync_skips_total", nil)
 		deferred := r.metrics.sum("reconcilekit_syncs_total", map[string]string{"result": "deferred"})
 		created := r.metrics.podsCreated()

@@ -475,7 +475,7 @@ func testNamespaceDeleted(t *testing.T, mode string) {
 	// A sync deferred by the consistency gate is not an error of
 	// the controller's: every status write is followed by one until the
 	// ReplicaSet cache shows it, as upstream since 1.36.
-	deferred := e.ctrl.countSyncs("deferred until the caches")
+	deferred := e.ctrl.countSyncs("sync deferred")
 	syncErrors := e.ctrl.countSyncs("err=") - e.ctrl.countSyncs("err=<nil>") - deferred
 	t.Logf("pod creates: %d (%d created, %d refused); syncs with an error: %d, deferred: %d; most live pods %d",
 		creates, created, creates-created, syncErrors, deferred, e.pods.maxLive(owner))
