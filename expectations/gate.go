@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -87,9 +88,14 @@ type Gate struct {
 	// mu is one mutex: a Gate split in 64 locked shards measured no
 	// faster on BenchmarkControllerSyncParallel, where every sync takes
 	// it up to three times (see the measurements on Tracker.mu).
-	mu       sync.Mutex
-	records  map[string]*writes // nil until the first Wrote
-	trackers []*Tracker         // fed the pod writes; only appended to
+	mu      sync.Mutex
+	records map[string]*writes // nil until the first Wrote
+	// trackers are fed the pod writes. The Gate holds them weakly, so
+	// that a Tracker its caller no longer holds is collected and then
+	// dropped here (by the next attach), instead of being fed for the
+	// Gate's lifetime. The slice is replaced, never written in place, so
+	// Wrote can range over a copy of the header without the lock.
+	trackers []weak.Pointer[Tracker]
 }
 
 // NewGate returns a Gate configured by opts, which it copies. It starts no
@@ -119,11 +125,18 @@ func lessResource(a, b schema.GroupResource) bool {
 	return a.Resource < b.Resource
 }
 
-// attach makes t receive the pod writes recorded from now on.
+// attach makes t receive the pod writes recorded from now on, for as long
+// as t is reachable; it drops the Trackers that were collected.
 func (g *Gate) attach(t *Tracker) {
 	g.mu.Lock()
-	g.trackers = append(g.trackers, t)
-	g.mu.Unlock()
+	defer g.mu.Unlock()
+	live := make([]weak.Pointer[Tracker], 0, len(g.trackers)+1)
+	for _, w := range g.trackers {
+		if w.Value() != nil {
+			live = append(live, w)
+		}
+	}
+	g.trackers = append(live, weak.Make(t))
 }
 
 // cache returns the cache version function of resource, or nil. The map is
@@ -158,8 +171,10 @@ func (g *Gate) Wrote(key string, uid types.UID, resource schema.GroupResource, r
 	g.record(key, uid, resource, resourceVersion)
 	g.mu.Unlock()
 	if resource == PodsResource {
-		for _, t := range trackers {
-			t.recordRoundWrite(key, resourceVersion)
+		for _, w := range trackers {
+			if t := w.Value(); t != nil {
+				t.recordRoundWrite(key, resourceVersion)
+			}
 		}
 	}
 }

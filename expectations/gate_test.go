@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -445,4 +446,26 @@ func BenchmarkReady(b *testing.B) {
 			_ = tr.Ready(rsKey)
 		}
 	})
+}
+
+// A Tracker built per call on one Gate and then dropped is not kept by the
+// Gate: once collected, the next Tracker built on it forgets it (issue 32).
+// The Trackers that are still held go on receiving the Gate's pod writes.
+func TestGateDoesNotKeepDroppedTrackers(t *testing.T) {
+	g := expectations.NewGate(expectations.GateOptions{})
+	kept := expectations.New(expectations.Options{Gate: g})
+	for range 1000 {
+		perCall := expectations.New(expectations.Options{Gate: g})
+		perCall.ExpectCreations("ns/a", 1)
+	}
+	runtime.GC()
+	expectations.New(expectations.Options{Gate: g}) // attaching prunes
+	assert.LessOrEqual(t, expectations.Attached(g), 3, "the kept Tracker, the last one built, and at most one more not yet collected")
+
+	kept.ExpectCreations("ns/a", 1)
+	g.Wrote("ns/a", "uid-a", expectations.PodsResource, "7")
+	snap, ok := kept.Snapshot("ns/a")
+	require.True(t, ok)
+	assert.Equal(t, "7", snap.WriteRV, "a Tracker still held is still fed")
+	runtime.KeepAlive(kept)
 }

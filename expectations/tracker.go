@@ -46,9 +46,10 @@ type Options struct {
 	// (GateOptions.Caches[PodsResource]). Nil means no evidence: an
 	// EvidenceFirst Tracker then decides every round by the TTL, as
 	// ExpireAfterTTL does, and its Snapshots show no WriteRV. Under the
-	// other policies the Gate only fills Snapshot.WriteRV. The Gate keeps
-	// feeding every Tracker built on it for as long as it lives, so build
-	// one Tracker per Gate, not one per call. The Tracker does not
+	// other policies the Gate only fills Snapshot.WriteRV. The Gate feeds
+	// every Tracker built on it while the caller holds that Tracker; it
+	// holds them weakly, so a Tracker built per call and dropped is
+	// collected as usual, and the Gate forgets it. The Tracker does not
 	// otherwise use the Gate: Ready, Clear and the Gate's lifetimes are the
 	// caller's.
 	Gate *Gate

@@ -277,6 +277,16 @@ type CacheVersions struct {
 	// Owners is the version of the owner informer's cache (Config.Resource):
 	// it is compared with the controller's status writes.
 	Owners func() string
+	// Synced reports whether every cache the Controller reads has loaded
+	// its first list (client-go: each informer's HasSynced). While it
+	// answers false, Sync reads nothing and returns an error for which
+	// errors.Is(err, ErrDeferred) and errors.Is(err, ErrNotSynced) hold,
+	// whatever the gate's setting: a sync on a pod cache that has not
+	// listed yet would create every pod again. Nil: the caches
+	// are taken as synced, as a controller that waits for them before its
+	// first sync (upstream's Run) may assume. The adapters' CacheVersions
+	// set it.
+	Synced func() bool
 }
 
 // replicaSetsResource is the group/resource of apps/v1 ReplicaSets.

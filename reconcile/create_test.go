@@ -224,9 +224,9 @@ func TestManageReplicasRejectsBadInput(t *testing.T) {
 		ctx   func() context.Context
 		want  string
 	}{
-		{name: "template without labels (upstream refuses it too)", owner: reconcile.ReplicaSetOwner(noLabels), want: "no labels"},
-		{name: "nil template when creates are needed", owner: nilTemplate, want: "no pod template"},
-		{name: "negative replicas", owner: negative, want: "negative"},
+		{name: "template without labels (upstream refuses it too)", owner: reconcile.ReplicaSetOwner(noLabels), want: "spec.template.metadata.labels: Required value"},
+		{name: "nil template when creates are needed", owner: nilTemplate, want: "spec.template: Required value"},
+		{name: "negative replicas", owner: negative, want: "must not be negative"},
 		{name: "no owner object", owner: noObject, want: "no Object"},
 		{name: "typed nil owner object", owner: reconcile.ReplicaSetOwner(nil), want: "no Object"},
 		{name: "empty key", owner: noKey, want: "empty Key"},

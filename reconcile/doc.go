@@ -11,6 +11,12 @@
 // errors.Is(err, [ErrTerminal]). The adapters module does this for client-go
 // and controller-runtime.
 //
+// Safe with any owner: what kube-apiserver and kube-controller-manager guard
+// for a ReplicaSet, Sync guards for every owner kind. An owner spec apps/v1
+// would reject ([Owner.Validate]) is a terminal [ErrInvalidSpec] error with
+// its status written and no pod touched; a sync on caches that have not
+// loaded (CacheVersions.Synced) is deferred ([ErrDeferred]).
+//
 // Running several replicas behind a leader lease, set Config.Fence: a replica
 // that may have lost its lease then makes no further write, and its syncs fail
 // with errors.Is(err, [ErrFenced]) (beyond upstream; the adapters' fencing

@@ -156,6 +156,36 @@ func ExampleErrTerminal() {
 	// true
 }
 
+// An owner spec that apps/v1 would reject for a ReplicaSet — here a
+// selector with a typo — is terminal in its first sync: no pod is created,
+// and the status carries the reason, with the field path.
+func ExampleOwner_Validate() {
+	rs := exReplicaSet("web", 2)
+	rs.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wbe"}}
+	owner := reconcile.ReplicaSetOwner(rs)
+	for _, e := range owner.Validate() {
+		fmt.Println(e.Field + ": " + e.Detail)
+	}
+
+	api := newExAPI()
+	api.owners[rs.Name] = rs
+	cfg := reconcile.ReplicaSets()
+	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
+	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
+	ctrl, err := reconcile.NewController(cfg)
+	if err != nil {
+		panic(err)
+	}
+	res, err := ctrl.Sync(context.Background(), "default/web")
+	fmt.Println(errors.Is(err, reconcile.ErrInvalidSpec), errors.Is(err, reconcile.ErrTerminal), len(res.Outcome.Created))
+	cond := api.owners["web"].Status.Conditions[0]
+	fmt.Println(cond.Type, cond.Status)
+	// Output:
+	// spec.template.metadata.labels: `selector` does not match template `labels`
+	// true true 0
+	// ReplicaFailure True
+}
+
 // The consistency gate (R-10.9), upstream v1.37's default: given the
 // informer caches' versions, Sync defers while the pod cache has not seen
 // the controller's own creates — reading nothing — and runs once it has.

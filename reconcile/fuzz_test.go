@@ -295,9 +295,11 @@ func checkManageErr(t *testing.T, err error, control *faultyPods) {
 // deletion timestamp) and decoded pods, through a Describe that may answer
 // with another key, object or kind or an error. It checks that Sync never
 // panics or modifies the owner or the pods, that every error starts with
-// "reconcile: ", that an owner Describe or validation rejects, or an
-// invalid selector, is an ErrTerminal error with no write at all,
-// and that a deleting owner gets no create, delete or patch.
+// "reconcile: ", that an owner Describe rejects, or a cluster-scoped one,
+// is an ErrTerminal error with no write at all, that an owner
+// whose spec fails Owner.Validate is an ErrInvalidSpec error with its
+// status written and no pod touched, and that a deleting
+// owner gets no create, delete or patch.
 func FuzzSyncOwner(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := pt.NewDecoder(data)
@@ -337,12 +339,21 @@ func FuzzSyncOwner(f *testing.F) {
 			t.Fatal("Sync modified the owner or the pods")
 		}
 		writes := len(r.control.creates()) + len(r.control.deletes()) + len(r.patcher.recorded())
-		_, selErr := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
-		rejected := answer == 1 || answer == 2 || (answer == 3 && other.UID != rs.UID) || answer == 4 ||
-			(rs.Spec.Replicas != nil && *rs.Spec.Replicas < 0) || selErr != nil
+		rejected := answer == 1 || answer == 2 || (answer == 3 && other.UID != rs.UID) || answer == 4 || rs.Namespace == ""
 		if rejected {
 			if !errors.Is(err, reconcile.ErrTerminal) || writes > 0 || len(r.status.writes()) > 0 {
 				t.Fatalf("rejected owner: want ErrTerminal and no write; got %v, %d writes, %d status writes", err, writes, len(r.status.writes()))
+			}
+			return
+		}
+		spec := reconcile.ReplicaSetOwner(rs)
+		if invalid := spec.Validate(); len(invalid) > 0 {
+			// terminal, no pod touched, the status written with the
+			// error (the recording StatusFunc always asks for a write).
+			if !errors.Is(err, reconcile.ErrInvalidSpec) || !errors.Is(err, reconcile.ErrTerminal) || writes > 0 ||
+				len(r.status.writes()) != 1 || !errors.Is(res.ManageErr, reconcile.ErrInvalidSpec) {
+				t.Fatalf("invalid spec %v: want ErrInvalidSpec, no pod write and one status write; got %v, %d writes, %d status writes",
+					invalid, err, writes, len(r.status.writes()))
 			}
 			return
 		}

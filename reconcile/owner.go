@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Owner describes the object whose pods [Manager.ManageReplicas] manages: a
@@ -31,13 +32,16 @@ type Owner struct {
 	// Replicas is the desired number of active pods. A negative value is
 	// an error.
 	Replicas int32
-	// Template is the pod template new pods are built from. It may be nil
-	// when no pods need to be created; it must carry at least one label.
+	// Template is the pod template new pods are built from. It must carry
+	// at least one label, restart its pods (restartPolicy Always or unset)
+	// and set no activeDeadlineSeconds: pods that may finish would be
+	// replaced without end. ManageReplicas accepts a nil
+	// Template when no pods need to be created; Sync requires one.
 	Template *corev1.PodTemplateSpec
 	// Selector says which pods are the owner's: a [Controller] claims
-	// and matches orphans with it. Nil or empty
-	// matches nothing; an invalid selector makes Sync fail with
-	// [ErrTerminal]. ManageReplicas does not read it.
+	// and matches orphans with it. Sync requires
+	// it valid, not empty and matching Template's labels ([Owner.Validate],
+	// ManageReplicas does not read it.
 	Selector *metav1.LabelSelector
 	// MinReadySeconds is how long a ready pod must stay ready to count as
 	// available; > 0 also schedules the availability requeue
@@ -108,13 +112,23 @@ func (o *Owner) validate() error {
 	return nil
 }
 
-// validateTemplate reports why no pod can be built from o's template.
+// validateTemplate reports why no pod can be built from o's template: it
+// is nil, has no labels, or makes pods that may finish (the template half
+// of [Owner.Validate] that does not need the selector).
 func (o *Owner) validateTemplate() error {
-	if o.Template == nil {
-		return fmt.Errorf("reconcile: owner %s has no pod template", o.Key)
+	var errs field.ErrorList
+	path := specPath.Child("template")
+	switch {
+	case o.Template == nil:
+		errs = append(errs, field.Required(path, ""))
+	case len(o.Template.Labels) == 0:
+		errs = append(errs, field.Required(path.Child("metadata", "labels"), "a pod template without labels is not supported"))
 	}
-	if len(o.Template.Labels) == 0 {
-		return fmt.Errorf("reconcile: owner %s: pod template has no labels; refusing to create pods no selector can match", o.Key)
+	if o.Template != nil {
+		errs = append(errs, validatePodTemplateSpec(o.Template)...)
+	}
+	if len(errs) > 0 {
+		return &specError{key: o.Key, errs: errs}
 	}
 	return nil
 }

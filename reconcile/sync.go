@@ -9,8 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
@@ -82,68 +85,38 @@ type SyncResult struct {
 	RequeueAfter time.Duration
 }
 
-// Sync runs one sync of the owner with key "namespace/name" (or "name" for
-// a cluster-scoped owner) in upstream's order (docs/rules.md §10):
+// Sync runs one sync of the owner with key "namespace/name" in upstream's
+// order (docs/rules.md §10), with the guards kube-apiserver and
+// kube-controller-manager give a ReplicaSet (§14):
 //
-//  0. The consistency gate: while the pods' or the owners' cache
-//     (Config.CacheVersions) is older than the controller's own last write
-//     of that resource for this owner — a pod create or adoption, a status
-//     write — Sync returns an error wrapping *expectations.StaleCacheError
-//     (errors.As finds it; it is not [ErrTerminal]) and reads nothing: not
-//     the owner, not the pods, not the expectations. Return it to the
-//     workqueue, which retries the key with rate limiting, as upstream does.
-//     Once every cache has caught up, the record is dropped and later syncs
-//     pass at no cost until the next write. Each deferral calls
-//     Config.Gate.Deferred (upstream's skip counter, by
-//     resource). Without CacheVersions, or with DisableConsistencyGate, it
-//     never defers.
-//  1. The owner is read from the cache (Owners.Get). NotFound: everything
-//     remembered for it is forgotten, its write record too, and
-//     Sync returns a zero result and nil.
-//  2. The expectations are checked, before the pods are read.
-//  3. The owner is described and its selector parsed; an invalid owner or
-//     selector is an [ErrTerminal] error.
-//  4. The owner's pods and the namespace's orphans are read
-//     (PodsByController.ListByController, or Pods.List filtered to the
-//     same pods, R-10.10) and claimed: adoption and release through
-//     Config.Patcher. A listing or claim error ends
-//     the sync here, before the manage step and the status write.
-//  5. The manage step ([Manager.ManageReplicas] semantics) runs when the
-//     expectations are satisfied and the owner is not being deleted
-//     with the related pods when pods must be deleted.
-//  6. The clock is read once, the pods counted, Config.Status
-//     computes the status and, unless it is already right,
-//     Config.StatusWriter writes it.
-//  7. The error is the status write's, else the manage step's, else nil;
-//     only then is the availability requeue offered (RequeueAfter, R-10.8).
+//  0. A key without a namespace (a cluster-scoped owner) is refused
+//     ([ErrClusterScoped], R-14.9). While CacheVersions.Synced reports the
+//     caches not loaded, or a cache is older than the
+//     controller's own last write for this owner (the consistency gate,
+//     ), Sync reads nothing and returns an [ErrDeferred] error: return
+//     it to the workqueue, which retries with backoff.
+//  1. The owner is read from the cache; NotFound forgets everything
+//     remembered for it and returns nil.
+//  2. The expectations are checked, before the pods are read.
+//  3. The owner is described and its spec validated ([Owner.Validate]). An
+//     invalid spec touches no pod: the status is written with the error
+//     and Sync returns it, terminal ([ErrInvalidSpec], R-14.7).
+//  4. The owner's pods and the namespace's orphans are read and claimed:
+//     adoption and release.
+//  5. If satisfied and not being deleted, the manage step
+//     ([Manager.ManageReplicas]) creates or deletes.
+//  6. The status is computed at one clock reading and written unless it is
+//     already right.
+//  7. The error is the status write's, else the manage step's; only then
+//     is the availability requeue offered (RequeueAfter, R-10.8).
 //
-// The controller's writes are recorded for the gate (and for EvidenceFirst)
-// as they happen: every successful pod create and adoption patch under
-// pods, the version the server answered a status write with (the cached
-// owner's after a skipped write, as upstream) under Config.Resource;
-// releases and deletes are not.
-//
-// With Config.Fence set, the fence is asked immediately before each write
-// (adoption, release, create, delete, status); its first refusal ends the
-// sync's writes and Sync returns an error wrapping [ErrFenced].
-//
-// Sync returns one error; errors.Is(err, ErrTerminal) says that retrying
-// cannot help. Two Syncs of the same key must not run at once (a
-// workqueue's guarantee); Syncs of different keys and events may.
-//
-// Deliberate differences from upstream: an invalid selector and a malformed
-// key are reported as [ErrTerminal] errors (upstream logs the first and
-// returns nil, and retries the second forever); a failed live re-read
-// before adoption is reported once, not once per orphan; a nil or empty
-// selector claims nothing (upstream's claim would take every pod with an
-// empty one, which API validation forbids for ReplicaSets); when several
-// creates or deletes of the manage step fail, the returned error and
-// SyncResult.ManageErr join all of them in call order where upstream keeps
-// one, so a ReplicaFailure condition built from it lists every failure;
-// the clock is the Config's, never the wall clock. Like upstream, the claimed active pods
-// include adopted orphans as they were listed (SyncResult.Adopted holds the
-// patched objects), and the status is computed from the pods listed before
-// the manage step.
+// Pod creates, adoptions and status writes are recorded for the gate as
+// they happen. With Config.Fence, the fence is asked before each
+// write and its first refusal ends the sync's writes ([ErrFenced],
+// errors.Is(err, ErrTerminal) says that retrying cannot help. Two
+// Syncs of the same key must not run at once (a workqueue's guarantee).
+// The deliberate differences from upstream are listed in docs/rules.md
+// (R-10.4, §13, §14) and docs/design/reconcile.md.
 func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error) {
 	if !c.usable() {
 		return SyncResult{}, errors.New("reconcile: Sync on a Controller not built by NewController")
@@ -152,10 +125,16 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	if err != nil {
 		return SyncResult{}, terminal(err)
 	}
+	if namespace == "" {
+		return SyncResult{}, terminal(fmt.Errorf("reconcile: owner %s: %w", key, ErrClusterScoped))
+	}
+	if synced := c.cfg.CacheVersions.Synced; synced != nil && !synced() {
+		return SyncResult{}, &deferredError{key: key, cause: ErrNotSynced}
+	}
 	if !c.cfg.DisableConsistencyGate {
 		// first, before anything is read from a cache.
 		if err := c.gate.Ready(key); err != nil {
-			return SyncResult{}, fmt.Errorf("reconcile: owner %s: deferred until the caches reach the controller's own writes: %w", key, err)
+			return SyncResult{}, &deferredError{key: key, cause: err}
 		}
 	}
 	obj, err := c.cfg.Owners.Get(namespace, name)
@@ -181,6 +160,9 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return res, terminal(err)
 	}
 	res.Owner = o
+	if errs := o.Validate(); len(errs) > 0 {
+		return c.syncInvalid(ctx, key, obj, res, &specError{key: key, errs: errs})
+	}
 	selector, err := selectorOf(o.Selector)
 	if err != nil {
 		return res, terminal(fmt.Errorf("reconcile: owner %s: invalid selector: %w", key, err))
@@ -211,25 +193,18 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		res.Outcome, res.ManageErr = c.manager.manageListed(ctx, o, res.Active, related)
 	}
 
-	res.Now = c.manager.now()
-	var templateLabels map[string]string
-	if o.Template != nil {
-		templateLabels = o.Template.Labels
-	}
-	res.Counts = status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
 	if errors.Is(res.ManageErr, ErrFenced) {
 		// The manage step was fenced: no further write, not even the
 		// status. Its error already names the owner.
+		res.Now = c.manager.now()
+		res.Counts = c.count(&res)
 		return res, res.ManageErr
 	}
-	if err := c.writeStatus(ctx, key, obj, &res); err != nil {
-		if errors.Is(err, ErrFenced) {
-			return res, err // it names the owner and the write
-		}
-		return res, statusError(key, err)
+	if err := c.statusStep(ctx, key, obj, &res); err != nil {
+		return res, err
 	}
 	if res.ManageErr != nil {
-		return res, fmt.Errorf("reconcile: owner %s: %w", key, res.ManageErr)
+		return res, ownerError(key, res.ManageErr)
 	}
 	if d, ok := status.RequeueAfter(res.Counts.Ready, res.Counts.Available, res.Active, o.MinReadySeconds, res.Now, c.manager.now()); ok {
 		res.RequeueAfter = max(d, time.Nanosecond)
@@ -260,10 +235,79 @@ func (c *Controller[T]) describe(key string, obj T) (Owner, error) {
 		// Pods created with that kind would never resolve to this owner.
 		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned kind %s; Config.Kind is %s", key, o.Kind, c.cfg.Kind)
 	}
-	if err := o.validate(); err != nil {
-		return Owner{}, err
+	return o, nil // Owner.Validate checks the spec
+}
+
+// syncInvalid ends the sync of an owner whose spec fails [Owner.Validate]
+// no pod is adopted, released, created or deleted, and the
+// expectations are left alone. The pods the owner controls are counted
+// for the status (the selector cannot be trusted to match them), which is
+// written with specErr as SyncResult.ManageErr, so that Config.Status
+// writes the failure condition in this sync. The error is specErr
+// (terminal) once the status is written, the status step's otherwise.
+func (c *Controller[T]) syncInvalid(ctx context.Context, key string, obj T, res SyncResult, specErr error) (SyncResult, error) {
+	pods, err := c.podsOf(obj)
+	if err != nil {
+		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", key, err)
 	}
-	return o, nil
+	uid := obj.GetUID()
+	for _, pod := range pods {
+		if pod == nil || !controlledBy(pod, uid) {
+			continue
+		}
+		switch {
+		case podrank.IsActive(pod):
+			res.Active = append(res.Active, pod)
+		case podrank.IsTerminating(pod):
+			res.Terminating = append(res.Terminating, pod)
+		}
+	}
+	res.Diff = len(res.Active) - int(res.Owner.Replicas)
+	res.ManageErr = specErr
+	if err := c.statusStep(ctx, key, obj, &res); err != nil {
+		return res, err
+	}
+	return res, specErr
+}
+
+// statusStep reads the clock once, counts the pods and runs the
+// status write.
+func (c *Controller[T]) statusStep(ctx context.Context, key string, obj T, res *SyncResult) error {
+	res.Now = c.manager.now()
+	res.Counts = c.count(res)
+	err := c.writeStatus(ctx, key, obj, res)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrFenced):
+		return err // it names the owner and the write
+	}
+	return statusError(key, err)
+}
+
+// count returns the replica counts of res's pods at res.Now.
+func (c *Controller[T]) count(res *SyncResult) status.Counts {
+	o := res.Owner
+	var templateLabels map[string]string
+	if o.Template != nil {
+		templateLabels = o.Template.Labels
+	}
+	return status.Count(res.Active, res.Terminating, templateLabels, o.MinReadySeconds, res.Now)
+}
+
+// controlledBy reports whether pod's controller ownerRef names uid.
+func controlledBy(pod *corev1.Pod, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	return ref != nil && ref.UID == uid
+}
+
+// ownerError names the owner in err, unless err already begins with this
+// package's prefix (the errors of the manage step name the owner).
+func ownerError(key string, err error) error {
+	if strings.HasPrefix(err.Error(), "reconcile: ") {
+		return err
+	}
+	return fmt.Errorf("reconcile: owner %s: %w", key, err)
 }
 
 // splitKey splits "namespace/name" or "name".

@@ -271,13 +271,11 @@ func labelled(pods []*corev1.Pod) []*corev1.Pod {
 	return pods
 }
 
-// what Sync returns for an owner that is gone, an
-// invalid owner or selector (terminal), and transient lister errors.
+// what Sync returns for an owner that is gone, an
+// owner Describe rejects or a cluster-scoped one (terminal, nothing
+// written), and transient lister errors. Invalid specs: TestSyncInvalidSpec.
 func TestSyncErrors(t *testing.T) {
 	errList := errors.New("cache not synced")
-	negative := recRS(-1)
-	badSel := recRS(1)
-	badSel.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
 	for _, tc := range []struct {
 		name         string
 		key          string
@@ -289,8 +287,7 @@ func TestSyncErrors(t *testing.T) {
 		wantIs       error
 		wantContains string
 	}{
-		{name: "R-10.4 invalid selector is terminal", key: "default/web", rs: badSel, wantTerminal: true, wantContains: "invalid selector"},
-		{name: "negative replicas is terminal", key: "default/web", rs: negative, wantTerminal: true, wantContains: "negative"},
+		{name: "R-14.9 cluster-scoped owner is terminal", key: "web", rs: recRS(1), wantTerminal: true, wantIs: reconcile.ErrClusterScoped},
 		{name: "R-10.1 malformed key is terminal", key: "a/b/c", rs: recRS(1), wantTerminal: true, wantContains: "malformed owner key"},
 		{name: "empty key is terminal", key: "", rs: recRS(1), wantTerminal: true, wantContains: "malformed owner key"},
 		{name: "Describe error is terminal", key: "default/web", rs: recRS(1), wantTerminal: true, wantIs: errRecQuota,
@@ -371,18 +368,12 @@ func TestSyncOwnerGoneForgetsEverything(t *testing.T) {
 func TestSyncManageErrorReachesStatus(t *testing.T) {
 	t0 := podtest.Epoch
 	rs := recRS(2)
-	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Clock = fakeclock.New(t0)
-		cfg.Describe = func(rs *appsv1.ReplicaSet) (reconcile.Owner, error) {
-			o := reconcile.ReplicaSetOwner(rs)
-			o.Template = nil
-			return o, nil
-		}
-	})
+	c := newRecController(t, newRecOwners(rs), nil, withClock(fakeclock.New(t0)))
+	c.control.CreateErr = func(context.Context, *corev1.Pod, int) error { return errRecQuota }
 	res, err := c.Sync(t.Context(), "default/web")
-	require.ErrorContains(t, err, "reconcile: owner default/web has no pod template")
+	require.ErrorIs(t, err, errRecQuota)
+	assert.Equal(t, "reconcile: owner default/web: "+errRecQuota.Error(), err.Error(), "the owner named once")
 	assert.True(t, res.Managed)
-	assert.Empty(t, c.control.creates())
 	assert.Equal(t, -2, res.Diff)
 	assert.Equal(t, t0, res.Now)
 	assert.Zero(t, res.RequeueAfter)
