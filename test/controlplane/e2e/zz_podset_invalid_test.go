@@ -302,11 +302,13 @@ func strippedPodSetCRD(t *testing.T) (*unstructured.Unstructured, int) {
 // PodSet per invalid class is created at once, each with an orphan pod
 // its selector matches where it has one. The PodSet controller writes
 // each one's ReplicaFailure condition (status True, apps/v1's field path
-// and message) for its generation, and never creates, adopts or releases
-// a pod for any of them. The selector mismatch, fixed, then converges to
-// its 3 pods: it adopts its orphan and creates 2, and its condition goes.
-// Without reconcile's owner spec check the mismatch alone created pods
-// without end.
+// and message) for its generation, again after a spec update (a second
+// sync), and never creates or adopts a pod for any of them. The selector
+// mismatch, fixed, then converges to its 3 pods: it adopts its orphan and
+// creates 2, and its condition goes. Without reconcile's owner spec check
+// (before issue 32) it failed: in 30 s the mismatched, empty and missing
+// selectors had 533, 645 and 627 pods created and released, six others
+// created or adopted pods, and none had the condition with its field path.
 func TestPodSetInvalidSpecs(t *testing.T) {
 	began := time.Now()
 	cp := freshControlPlane(t)
@@ -372,42 +374,73 @@ func TestPodSetInvalidSpecs(t *testing.T) {
 		}
 	}
 
-	waitFor(t, ctx, convergeTimeout, "every invalid PodSet's ReplicaFailure condition", func(ctx context.Context) (bool, string, error) {
-		list, err := psc.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		byName := map[string]unstructured.Unstructured{}
-		for _, ps := range list.Items {
-			byName[ps.GetName()] = ps
-		}
-		var waiting, owning []string
-		for _, c := range cases {
-			if owned := pods.everOwnedBy("PodSet/" + c.name); len(owned) > 0 {
-				owning = append(owning, fmt.Sprintf("%s: %v", c.name, slices.Sorted(maps.Keys(owned))))
+	// waitInvalid waits until each of invalid shows its ReplicaFailure
+	// condition for generation, and fails at once if one controls a pod.
+	waitInvalid := func(invalid []invalidPodSet, generation int64) {
+		t.Helper()
+		waitFor(t, ctx, convergeTimeout, fmt.Sprintf("the ReplicaFailure condition of every invalid PodSet at generation %d", generation), func(ctx context.Context) (bool, string, error) {
+			list, err := psc.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error(), nil
 			}
-			ps, ok := byName[c.name]
-			if !ok {
-				waiting = append(waiting, c.name+": not listed")
-				continue
+			byName := map[string]unstructured.Unstructured{}
+			for _, ps := range list.Items {
+				byName[ps.GetName()] = ps
 			}
-			if why := invalidStatusWrong(ps, c); why != "" {
-				waiting = append(waiting, c.name+": "+why)
+			var waiting, owning []string
+			for _, c := range invalid {
+				if owned := pods.everOwnedBy("PodSet/" + c.name); len(owned) > 0 {
+					owning = append(owning, fmt.Sprintf("%s: %v", c.name, slices.Sorted(maps.Keys(owned))))
+				}
+				ps, ok := byName[c.name]
+				if !ok {
+					waiting = append(waiting, c.name+": not listed")
+					continue
+				}
+				if ps.GetGeneration() != generation {
+					waiting = append(waiting, fmt.Sprintf("%s: generation %d", c.name, ps.GetGeneration()))
+				} else if why := invalidStatusWrong(ps, c); why != "" {
+					waiting = append(waiting, c.name+": "+why)
+				}
 			}
+			if len(owning) > 0 {
+				// Fail at once: no later status can undo a pod created or adopted.
+				return false, "", fmt.Errorf("invalid PodSets controlled pods: %s", strings.Join(owning, "; "))
+			}
+			return len(waiting) == 0, strings.Join(waiting, "; "), nil
+		})
+		t.Logf("%5.1fs: %d invalid PodSets carry their ReplicaFailure condition at generation %d", time.Since(began).Seconds(), len(invalid), generation)
+	}
+	waitInvalid(cases, 1)
+	list, err := psc.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, ps := range list.Items {
+		if cond, ok := replicaFailure(ps); ok {
+			t.Logf("%s: %s: %s", ps.GetName(), cond["reason"], cond["message"])
 		}
-		if len(owning) > 0 {
-			// Fail at once: no later status can undo a pod created or adopted.
-			return false, "", fmt.Errorf("invalid PodSets controlled pods: %s", strings.Join(owning, "; "))
-		}
-		return len(waiting) == 0, strings.Join(waiting, "; "), nil
-	})
-	t.Logf("%5.1fs: %d invalid PodSets carry their ReplicaFailure condition", time.Since(began).Seconds(), len(cases))
+	}
 
-	// The mismatch fixed: its template labels made to match its selector.
+	// A spec update of each (replicas 3 → 5, a new generation) syncs it
+	// again: the new generation observed, the condition kept, still no pod.
+	// The mismatch, meanwhile, is fixed: its template labels made to match
+	// its selector.
 	const fixed = "selector-mismatch"
 	pods.allow("PodSet/"+fixed, 3)
-	_, err = psc.Patch(ctx, fixed, types.MergePatchType, []byte(`{"spec":{"template":{"metadata":{"labels":{"podset":"`+fixed+`"}}}}}`), metav1.PatchOptions{})
-	require.NoError(t, err)
+	cases = slices.DeleteFunc(cases, func(c invalidPodSet) bool { return c.name == fixed })
+	errs = make([]error, len(cases)+1)
+	for i, c := range cases {
+		wg.Go(func() {
+			_, errs[i] = psc.Patch(ctx, c.name, types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{})
+		})
+	}
+	wg.Go(func() {
+		_, errs[len(cases)] = psc.Patch(ctx, fixed, types.MergePatchType, []byte(`{"spec":{"template":{"metadata":{"labels":{"podset":"`+fixed+`"}}}}}`), metav1.PatchOptions{})
+	})
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	waitInvalid(cases, 2)
 	waitPodSet(t, ctx, psc, pods, fixed, 3)
 	ps, err := psc.Get(ctx, fixed, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -421,9 +454,6 @@ func TestPodSetInvalidSpecs(t *testing.T) {
 	assert.True(t, owned["orphan-"+fixed], "the fixed PodSet did not adopt its orphan")
 	// The others, meanwhile, still have no pod, their orphans no controller.
 	for _, c := range cases {
-		if c.name == fixed {
-			continue
-		}
 		assert.Empty(t, pods.everOwnedBy("PodSet/"+c.name), "pods controlled by the invalid PodSet %s", c.name)
 		if c.orphan {
 			if p := pods.get("orphan-" + c.name); assert.NotNil(t, p, "orphan-%s gone", c.name) {
