@@ -26,6 +26,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 const ns = "default"
@@ -380,4 +381,73 @@ func TestDeletionRanksWithRelatedPods(t *testing.T) {
 	var gone corev1.Pod
 	assert.True(t, apierrors.IsNotFound(h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "crowded"}, &gone)), "the pod sharing its node with related pods is deleted")
 	require.NoError(t, h.c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "alone"}, &gone))
+}
+
+// A PodSet whose spec apps/v1 would refuse for a ReplicaSet (the CRD's
+// rules refuse it too, but a cluster may have an older copy of the CRD)
+// is a terminal error in its first reconcile (R-14.7): its ReplicaFailure
+// condition names the field, its generation is observed, and no pod is
+// created, adopted or released, in that reconcile or the next.
+func TestInvalidSpecIsTerminal(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*v1alpha1.PodSetSpec)
+		want string // in the condition's message
+	}{
+		// R-14.3
+		{"selector mismatch", func(s *v1alpha1.PodSetSpec) { s.Template.Labels = map[string]string{"app": "other"} }, "spec.template.metadata.labels: Invalid value"},
+		// R-14.2
+		{"selector empty", func(s *v1alpha1.PodSetSpec) { s.Selector = &metav1.LabelSelector{} }, "spec.selector: Invalid value"},
+		{"selector missing", func(s *v1alpha1.PodSetSpec) { s.Selector = nil }, "spec.selector: Required value"},
+		{"selector operator", func(s *v1alpha1.PodSetSpec) {
+			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus", Values: []string{"web"}}}}
+		}, "spec.selector.matchExpressions[0].operator: Invalid value"},
+		// R-14.4
+		{"template without labels", func(s *v1alpha1.PodSetSpec) { s.Template.Labels = nil }, "spec.template.metadata.labels: Required value"},
+		// R-14.5
+		{"restartPolicy Never", func(s *v1alpha1.PodSetSpec) { s.Template.Spec.RestartPolicy = corev1.RestartPolicyNever }, `spec.template.spec.restartPolicy: Unsupported value: "Never"`},
+		{"restartPolicy OnFailure", func(s *v1alpha1.PodSetSpec) { s.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }, `spec.template.spec.restartPolicy: Unsupported value: "OnFailure"`},
+		// R-14.6
+		{"activeDeadlineSeconds", func(s *v1alpha1.PodSetSpec) { s.Template.Spec.ActiveDeadlineSeconds = ptr[int64](60) }, "spec.template.spec.activeDeadlineSeconds: Forbidden"},
+		// R-14.1
+		{"minReadySeconds negative", func(s *v1alpha1.PodSetSpec) { s.MinReadySeconds = -1 }, "spec.minReadySeconds: Invalid value: -1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ps := podSet(3)
+			c.edit(&ps.Spec)
+			h := newHarness(t, ps, interceptor.Funcs{})
+			// An orphan the selector matches, and a pod of the PodSet's
+			// that it does not: a valid PodSet would adopt the first and
+			// release the second.
+			orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{"app": "web"}}}
+			owned := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "owned", Namespace: ns, Labels: map[string]string{"app": "elsewhere"},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ps, v1alpha1.GroupVersion.WithKind("PodSet"))}}}
+			require.NoError(t, h.c.Create(t.Context(), orphan))
+			require.NoError(t, h.c.Create(t.Context(), owned))
+
+			for pass := 1; pass <= 2; pass++ {
+				_, err := h.reconcile()
+				require.Error(t, err, "pass %d", pass)
+				assert.ErrorIs(t, err, reconcile.ErrInvalidSpec, "pass %d", pass)
+				assert.ErrorIs(t, err, crreconcile.TerminalError(nil), "pass %d: not retried", pass)
+				pods := h.pods()
+				require.Len(t, pods, 2, "pass %d: pods created", pass)
+				for _, p := range pods {
+					switch p.Name {
+					case "orphan":
+						assert.Nil(t, metav1.GetControllerOf(p), "pass %d: the orphan adopted", pass)
+					case "owned":
+						assert.NotNil(t, metav1.GetControllerOf(p), "pass %d: the owned pod released", pass)
+					}
+				}
+				st := h.podSet().Status
+				assert.Equal(t, int64(1), st.ObservedGeneration, "pass %d", pass)
+				cond := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReplicaFailure)
+				if assert.NotNil(t, cond, "pass %d: no ReplicaFailure condition", pass) {
+					assert.Equal(t, metav1.ConditionTrue, cond.Status)
+					assert.Contains(t, cond.Message, c.want)
+				}
+			}
+		})
+	}
 }
