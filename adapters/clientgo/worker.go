@@ -27,10 +27,11 @@ import (
 //
 // Every sync is logged through klog's contextual logger (klog.FromContext
 // of Run's ctx): one line at V(4) with the owner, what the sync did and
-// its result; at the default level a deferral by the consistency gate
-// with the cache that is behind, a sync that acted on expired
-// expectations, and a failed sync (as upstream's workers report errors).
-// No line per pod.
+// its result; at V(2) a deferral (reconcile.ErrDeferred: the caches have
+// not synced, or the consistency gate waits, with the cache that is
+// behind); at the default level an owner whose spec is invalid (with the
+// fields at fault), a sync that acted on expired expectations, and a
+// failed sync (as upstream's workers report errors). No line per pod.
 type Worker struct {
 	Queue workqueue.TypedRateLimitingInterface[string]
 	Sync  func(ctx context.Context, key string) (reconcile.SyncResult, error)

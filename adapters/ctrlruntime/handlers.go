@@ -101,10 +101,11 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T]) handler.TypedE
 // Every sync is logged through the logger of the request's context
 // (log.FromContext: controller-runtime's, with the controller's name and
 // the reconcile ID): one line at V(4) with the owner, what the sync did
-// and its result; at the default level a deferral (with the cache that
-// is behind) and a sync that acted on expired expectations. Failed syncs,
-// terminal ones included, are logged by controller-runtime ("Reconciler
-// error"), not again here. No line per pod.
+// and its result; at V(2) a deferral (with the cache that is behind); at
+// the default level a sync that acted on expired expectations. Failed
+// syncs, terminal ones (an invalid owner spec, with the fields at fault)
+// included, are logged by controller-runtime ("Reconciler error"), once
+// per reconcile, not again here. No line per pod.
 type Reconciler[T reconcile.Object] struct {
 	Controller *reconcile.Controller[T]
 	// OnSync, if set, receives every sync's key, result and error (before
