@@ -38,8 +38,7 @@ func runReplicaSets(ctx context.Context, client kubernetes.Interface) (*reconcil
 		return nil, err
 	}
 	factory.Start(ctx.Done())
-	synced := []cache.InformerSynced{pods.HasSynced, replicaSets.HasSynced}
-	// No sync before both caches have synced (if ctx ends first, Run logs it and returns an error).
+	synced := []cache.InformerSynced{pods.HasSynced, replicaSets.HasSynced} // no sync before both have synced
 	go clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Synced: synced}.Run(ctx, 5)
 	return ctrl, nil
 }
