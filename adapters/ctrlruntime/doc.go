@@ -32,6 +32,8 @@
 // owner kind the manager's RESTMapper reports cluster-scoped is refused by
 // NewConfig (reconcile.ErrClusterScoped).
 //
-// No field index is added: the Controller asks only for a namespace's pods
-// and owners, which the cache's built-in namespace index already serves.
+// [Register] adds two field indexes to the manager's cache ([AddIndexes]):
+// pods by controller reference and owners by their controller's UID, so
+// that a sync reads the owner's pods, the namespace's orphans and its
+// sibling owners only, as upstream's indexers do.
 package ctrlruntime
