@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,9 +21,11 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
+	"github.com/reconcilekit/reconcilekit/adapters/metrics"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -72,18 +75,27 @@ func start(t *testing.T, wire bool) *env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		clientgo.Worker{Queue: q, Sync: ctrl.Sync, Done: func(_ string, res reconcile.SyncResult, _ error) {
+		err := clientgo.Worker{Queue: q, Sync: ctrl.Sync, Synced: []cache.InformerSynced{pods.HasSynced, owners.HasSynced}, Done: func(_ string, res reconcile.SyncResult, _ error) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.syncs = append(e.syncs, res)
 		}}.Run(ctx, 2)
+		assert.NoError(t, err)
 	}()
 	t.Cleanup(func() { cancel(); <-done; factory.Shutdown() })
 	return e
+}
+
+// waitForCaches waits until every informer factory started has synced;
+// it fails the test if one has not when ctx ends.
+func waitForCaches(t *testing.T, ctx context.Context, factory informers.SharedInformerFactory) {
+	t.Helper()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		require.True(t, ok, "the %v informer did not sync", typ)
+	}
 }
 
 // eventually waits for cond, polling; the bound only guards against a hang.
@@ -285,10 +297,149 @@ func TestPlainFakeClientsetIsReported(t *testing.T) {
 	rs.UID = "rs-uid"
 	cs := fake.NewClientset(rs)
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	require.NoError(t, factory.Apps().V1().ReplicaSets().Informer().GetIndexer().Add(rs))
 	ctrl, err := reconcile.NewController(clientgo.ReplicaSets(cs, factory, nil))
 	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer factory.Shutdown()
+	defer cancel()
+	factory.Start(ctx.Done())
+	waitForCaches(t, ctx, factory)
 	_, err = ctrl.Sync(t.Context(), ns+"/web")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "GenerateName")
+}
+
+// countingQueue counts, per key, the retries and forgets a worker asks of
+// its queue.
+type countingQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	mu          sync.Mutex
+	rateLimited map[string]int
+	forgotten   map[string]int
+}
+
+func newCountingQueue() *countingQueue {
+	return &countingQueue{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		rateLimited:                map[string]int{},
+		forgotten:                  map[string]int{},
+	}
+}
+
+func (q *countingQueue) AddRateLimited(key string) {
+	q.mu.Lock()
+	q.rateLimited[key]++
+	q.mu.Unlock()
+	q.TypedRateLimitingInterface.AddRateLimited(key)
+}
+
+func (q *countingQueue) Forget(key string) {
+	q.mu.Lock()
+	q.forgotten[key]++
+	q.mu.Unlock()
+	q.TypedRateLimitingInterface.Forget(key)
+}
+
+// R-14.7, the runaway probe of issue 32: a ReplicaSet whose selector does
+// not match its template's labels (kube-apiserver rejects it; a custom
+// resource without validation rules reaches the controller just the same),
+// replicas 2, and an orphan its selector matches. Before, every sync
+// created the missing pods, the next one released them as not matching
+// and created again: 2,018 to 3,196 pods in 2 s. Now every sync creates,
+// adopts, releases and deletes nothing, writes the ReplicaFailure condition
+// naming the field (once: the later sync finds it written), and is
+// terminal: the worker forgets the key instead of retrying it, logs it at
+// the default level and counts it as terminal.
+func TestInvalidSpecIsTerminalWithItsCondition(t *testing.T) {
+	cl := fakecluster.New(1, fakecluster.Faults{})
+	orphan := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{"app": "wbe"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+	}
+	_, err := cl.Clientset.CoreV1().Pods(ns).Create(t.Context(), orphan, metav1.CreateOptions{})
+	require.NoError(t, err)
+	factory := informers.NewSharedInformerFactory(cl.Clientset, 0)
+	cfg, collector := metrics.Instrument(clientgo.ReplicaSets(cl.Clientset, factory, nil), metrics.Options{})
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(collector))
+	ctrl, err := reconcile.NewController(cfg)
+	require.NoError(t, err)
+	q := newCountingQueue()
+	pods, replicaSets := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
+	require.NoError(t, clientgo.Register(ctrl, pods, replicaSets, q))
+
+	var mu sync.Mutex
+	var errs []error
+	w := clientgo.Worker{Queue: q, Sync: ctrl.Sync, Metrics: collector, Synced: []cache.InformerSynced{pods.HasSynced, replicaSets.HasSynced},
+		Done: func(_ string, _ reconcile.SyncResult, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
+		}}
+	syncs := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(errs)
+	}
+	var logs logLines
+	ctx, cancel := context.WithCancel(klog.NewContext(t.Context(), logs.logger()))
+	factory.Start(ctx.Done())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); assert.NoError(t, w.Run(ctx, 2)) }()
+
+	bad := replicaSet("web", 2)
+	bad.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wbe"}} // a typo
+	_, err = cl.Clientset.AppsV1().ReplicaSets(ns).Create(t.Context(), bad, metav1.CreateOptions{})
+	require.NoError(t, err)
+	runaway := func() bool { return cl.Stats().PodsCreated > 1 } // beyond the orphan: stop at once
+	condition := func() *appsv1.ReplicaSetCondition {
+		rs, err := cl.Clientset.AppsV1().ReplicaSets(ns).Get(t.Context(), "web", metav1.GetOptions{})
+		require.NoError(t, err)
+		for i := range rs.Status.Conditions {
+			if rs.Status.Conditions[i].Type == appsv1.ReplicaSetReplicaFailure {
+				return &rs.Status.Conditions[i]
+			}
+		}
+		return nil
+	}
+	eventually(t, func() bool { return runaway() || condition() != nil }, "the failure condition is written")
+	// The condition's write is an update event of the ReplicaSet: the key
+	// is synced once more, and finds the condition written.
+	eventually(t, func() bool { return runaway() || syncs() >= 2 && q.Len() == 0 }, "the sync of the status write's event")
+	cancel()
+	<-stopped
+	factory.Shutdown()
+
+	stats := cl.Stats()
+	assert.Equal(t, 1, stats.PodsCreated, "no pod created: the orphan is the only pod ever")
+	assert.Zero(t, stats.PodsDeleted+stats.PodsTerminating, "no pod deleted")
+	got, err := cl.Clientset.CoreV1().Pods(ns).Get(t.Context(), "orphan", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Nil(t, metav1.GetControllerOf(got), "the orphan its selector matches is not adopted")
+
+	cond := condition()
+	require.NotNil(t, cond, "the ReplicaFailure condition is written")
+	assert.Equal(t, corev1.ConditionTrue, cond.Status)
+	assert.Contains(t, cond.Message, "spec.template.metadata.labels", "the message names the field")
+	assert.Equal(t, 1, stats.StatusUpdates, "the condition is written once")
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, errs)
+	for _, err := range errs {
+		assert.ErrorIs(t, err, reconcile.ErrInvalidSpec)
+		assert.ErrorIs(t, err, reconcile.ErrTerminal)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	assert.Zero(t, q.rateLimited[ns+"/web"], "a terminal error is not retried")
+	assert.Equal(t, len(errs), q.forgotten[ns+"/web"], "each sync's key is forgotten")
+	assert.Equal(t, float64(len(errs)), counter(t, reg, metrics.SyncsName, "result", metrics.ResultTerminal))
+	assert.Zero(t, counter(t, reg, metrics.PodCreatesName, "result", "created"))
+	lines := logs.matching(`"msg"="Owner spec is invalid`)
+	assert.Len(t, lines, len(errs), "one default-level line per sync, naming the field")
+	for _, line := range lines {
+		assert.NotContains(t, line, `"level"=`, "at the default level")
+		assert.Contains(t, line, "spec.template.metadata.labels")
+	}
 }

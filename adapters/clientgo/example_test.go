@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
@@ -28,12 +29,14 @@ func ExampleReplicaSets() {
 		panic(err)
 	}
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	if err := clientgo.Register(ctrl, factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer(), queue); err != nil {
+	pods, replicaSets := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
+	if err := clientgo.Register(ctrl, pods, replicaSets, queue); err != nil {
 		panic(err)
 	}
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	go clientgo.Worker{Queue: queue, Sync: ctrl.Sync}.Run(ctx, 2)
+	// The worker syncs nothing before both caches have synced.
+	worker := clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Synced: []cache.InformerSynced{pods.HasSynced, replicaSets.HasSynced}}
+	go worker.Run(ctx, 2) // its only error: ctx ended before the caches synced
 
 	if _, err := client.AppsV1().ReplicaSets("default").Create(ctx, replicaSet("web", 3), metav1.CreateOptions{}); err != nil {
 		panic(err)
@@ -57,9 +60,10 @@ func ExampleUnwrap() {
 	// Output: false
 }
 
-// The consistency gate over client-go informers: the stores' versions go
-// into Config.CacheVersions (ReplicaSets does this itself). A sync then
-// waits while a store is older than the controller's own writes.
+// The consistency gate over client-go informers: the stores' versions and
+// sync state go into Config.CacheVersions (ReplicaSets does this itself). A
+// sync then waits while a store is older than the controller's own writes,
+// and does nothing before both informers have synced.
 func ExampleCacheVersions() {
 	client := fakecluster.New(1, fakecluster.Faults{}).Clientset
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -67,6 +71,6 @@ func ExampleCacheVersions() {
 
 	cfg := reconcile.ReplicaSets()
 	cfg.CacheVersions = clientgo.CacheVersions(pods, owners)
-	fmt.Printf("pods cache at %q before the informers start\n", cfg.CacheVersions.Pods())
-	// Output: pods cache at "" before the informers start
+	fmt.Printf("pods cache at %q, synced %t before the informers start\n", cfg.CacheVersions.Pods(), cfg.CacheVersions.Synced())
+	// Output: pods cache at "", synced false before the informers start
 }

@@ -98,9 +98,12 @@ func TestWorkerFeedsMetrics(t *testing.T) {
 	require.NoError(t, clientgo.Register(ctrl, factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer(), q))
 	ctx, cancel := context.WithCancel(t.Context())
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	waitForCaches(t, ctx, factory)
 	done := make(chan struct{})
-	go func() { defer close(done); clientgo.Worker{Queue: q, Sync: ctrl.Sync, Metrics: collector}.Run(ctx, 2) }()
+	go func() {
+		defer close(done)
+		assert.NoError(t, clientgo.Worker{Queue: q, Sync: ctrl.Sync, Metrics: collector}.Run(ctx, 2))
+	}()
 	t.Cleanup(func() { cancel(); <-done; factory.Shutdown() })
 
 	_, err = c.Clientset.AppsV1().ReplicaSets(ns).Create(t.Context(), replicaSet("web", 3), metav1.CreateOptions{})

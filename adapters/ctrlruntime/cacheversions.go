@@ -15,13 +15,24 @@ import (
 
 // CacheVersions returns the [reconcile.CacheVersions] of a controller for
 // owners of type T that reads pods and owners through informers (in a
-// manager: mgr.GetCache()): each func is the informer store's
+// manager: mgr.GetCache()): Pods and Owners are each informer store's
 // LastStoreSyncResourceVersion, the version of the latest list, event or
-// bookmark the cache has applied. [NewConfig] sets it as Config.CacheVersions,
-// which gives the reconciler read-your-own-writes: the consistency gate defers a
-// sync while the cache is older than the controller's own pod creates,
-// adoptions or status write for that owner, and the EvidenceFirst policy
-// gets the pods' version.
+// bookmark the cache has applied, and Synced reports whether both
+// informers have synced (their HasSynced). [NewConfig] sets it as
+// Config.CacheVersions, which gives the reconciler read-your-own-writes:
+// the consistency gate defers a sync while the cache is older than
+// the controller's own pod creates, adoptions or status write for that
+// owner, and the EvidenceFirst policy gets the pods' version; and the
+// Controller refuses to sync before both caches have loaded
+// (reconcile.ErrNotSynced, R-14.8), whoever calls it.
+//
+// In a manager the refusal is a second line: controller-runtime starts a
+// controller's workers only once the caches of its watches have synced
+// (controller.Options.CacheSyncTimeout), and [Register] watches pods and
+// T in mgr.GetCache(), the very informers CacheVersions reads and the
+// manager's client (what NewConfig's Owners and Pods read) lists from. It
+// holds alone for a Reconciler run outside such a controller, or a client
+// that reads another cache.
 //
 // controller-runtime's cache.Informer interface has no resource version,
 // but its default cache (cache.New, what a manager builds) hands out
@@ -35,9 +46,10 @@ import (
 // namespaces.
 //
 // Stores track no version before client-go v0.36 (the release that added
-// LastStoreSyncResourceVersion): built on v0.33 to v0.35, the funcs always
-// answer "", so the gate never defers and EvidenceFirst falls back to the
-// TTL, as upstream's controllers on those releases, which have no gate.
+// LastStoreSyncResourceVersion): built on v0.33 to v0.35, Pods and Owners
+// always answer "", so the gate never defers and EvidenceFirst falls back
+// to the TTL, as upstream's controllers on those releases, which have no
+// gate; Synced works on every release.
 //
 // It gets (or creates) the two informers without waiting for them to sync;
 // creating one asks the API server's discovery for the kind, as the manager
@@ -50,31 +62,39 @@ func CacheVersions[T reconcile.Object](informers cache.Informers) (reconcile.Cac
 	if err != nil {
 		return reconcile.CacheVersions{}, err
 	}
-	pods, err := storeVersion(informers, &corev1.Pod{})
+	pods, err := informerOf(informers, &corev1.Pod{})
 	if err != nil {
 		return reconcile.CacheVersions{}, err
 	}
-	owners, err := storeVersion(informers, owner)
+	owners, err := informerOf(informers, owner)
 	if err != nil {
 		return reconcile.CacheVersions{}, err
 	}
-	return reconcile.CacheVersions{Pods: pods, Owners: owners}, nil
+	synced := func() bool { return pods.HasSynced() && owners.HasSynced() }
+	return reconcile.CacheVersions{Pods: storeversion.Of(pods.store), Owners: storeversion.Of(owners.store), Synced: synced}, nil
 }
 
-// storeVersion returns the store version func of obj's informer.
-func storeVersion(informers cache.Informers, obj client.Object) (func() string, error) {
+// storeInformer is a controller-runtime informer with the client-go store
+// behind it.
+type storeInformer struct {
+	cache.Informer
+	store toolscache.Store
+}
+
+// informerOf returns obj's informer in informers and its store.
+func informerOf(informers cache.Informers, obj client.Object) (storeInformer, error) {
 	inf, err := informers.GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
 	if err != nil {
-		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T: %w", obj, err)
+		return storeInformer{}, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T: %w", obj, err)
 	}
 	withStore, ok := inf.(interface{ GetStore() toolscache.Store })
 	if !ok {
-		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T is a %T, not a client-go SharedIndexInformer: "+
+		return storeInformer{}, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T is a %T, not a client-go SharedIndexInformer: "+
 			"it exposes no store to read its resourceVersion from (a cache restricted to namespaces wraps one informer per namespace)", obj, inf)
 	}
 	store := withStore.GetStore()
 	if store == nil {
-		return nil, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T (a %T) has no store", obj, inf)
+		return storeInformer{}, fmt.Errorf("ctrlruntime: CacheVersions: the informer of %T (a %T) has no store", obj, inf)
 	}
-	return storeversion.Of(store), nil
+	return storeInformer{Informer: inf, store: store}, nil
 }

@@ -1,22 +1,33 @@
 package ctrlruntime_test
 
 import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // newCache is controller-runtime's default cache, as a manager builds it,
@@ -71,6 +82,8 @@ func TestCacheVersionsFromTheDefaultCache(t *testing.T) {
 	require.NotNil(t, cv.Owners)
 	assert.Empty(t, cv.Pods())
 	assert.Empty(t, cv.Owners())
+	require.NotNil(t, cv.Synced)
+	assert.False(t, cv.Synced(), "R-14.8: a cache not started has not synced")
 
 	// What a watch bookmark does to a running informer's store.
 	bookmark(t, storeOf(t, c, &corev1.Pod{}), "41")
@@ -151,4 +164,108 @@ func TestNewConfigTurnsTheGateOn(t *testing.T) {
 
 	bookmark(t, storeOf(t, informers, &corev1.Pod{}), "41") // last: it skips before client-go v0.36
 	assert.Equal(t, "41", cfg.CacheVersions.Pods())
+}
+
+// heldListWatch lists list once release is closed, and then watches a
+// watcher that sends nothing: its informer syncs when the test says so.
+type heldListWatch struct {
+	release <-chan struct{}
+	list    runtime.Object
+}
+
+func (lw heldListWatch) List(metav1.ListOptions) (runtime.Object, error) {
+	<-lw.release
+	return lw.list.DeepCopyObject(), nil
+}
+
+func (lw heldListWatch) Watch(metav1.ListOptions) (watch.Interface, error) {
+	return watch.NewFake(), nil
+}
+
+// IsWatchListSemanticsUnSupported makes a reflector list, then watch.
+func (heldListWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// heldInformers is a cache.Informers whose GetInformer hands out client-go
+// informers over heldListWatch, by object type; its other methods are not
+// implemented.
+type heldInformers struct {
+	cache.Informers
+	byType map[reflect.Type]toolscache.SharedIndexInformer
+}
+
+func (h heldInformers) GetInformer(_ context.Context, obj client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	inf, ok := h.byType[reflect.TypeOf(obj)]
+	if !ok {
+		return nil, fmt.Errorf("no informer for %T", obj)
+	}
+	return inf, nil
+}
+
+// R-14.8: Synced answers true only once both informers have synced. Until
+// then the Controller NewConfig builds refuses: the Reconciler requeues
+// with backoff, without an error (so no "Reconciler error" line), logs the
+// deferral at V(2) only, and creates nothing, though the client it lists
+// pods from (a pod cache that has not loaded) shows none of the
+// ReplicaSet's 3 pods.
+func TestCacheVersionsSynced(t *testing.T) {
+	podsListed, ownersListed := make(chan struct{}), make(chan struct{})
+	podInf := toolscache.NewSharedIndexInformer(heldListWatch{podsListed, &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}}, &corev1.Pod{}, 0, toolscache.Indexers{})
+	rsInf := toolscache.NewSharedIndexInformer(heldListWatch{ownersListed, &appsv1.ReplicaSetList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}}, &appsv1.ReplicaSet{}, 0, toolscache.Indexers{})
+	informers := heldInformers{byType: map[reflect.Type]toolscache.SharedIndexInformer{
+		reflect.TypeFor[*corev1.Pod](): podInf, reflect.TypeFor[*appsv1.ReplicaSet](): rsInf,
+	}}
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { podInf.Run(ctx.Done()) })
+	wg.Go(func() { rsInf.Run(ctx.Done()) })
+
+	s := scheme(t)
+	three := int32(3)
+	labels := map[string]string{"app": "web"}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "uid-web"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &three, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(rs).WithStatusSubresource(rs).Build()
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, s, nil)
+	require.NoError(t, err)
+	assert.NotNil(t, cfg.CacheVersions.Synced)
+	synced := func() bool { return cfg.CacheVersions.Synced == nil || cfg.CacheVersions.Synced() }
+	cfg.Describe, cfg.Status = reconcile.ReplicaSets().Describe, reconcile.ReplicaSets().Status
+	ctrl, err := reconcile.NewController(cfg)
+	require.NoError(t, err)
+	var lines []string
+	logger := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 2})
+	reconcileOnce := func() (crreconcile.Result, error) {
+		return ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: ctrl}.Reconcile(log.IntoContext(t.Context(), logger),
+			crreconcile.Request{NamespacedName: client.ObjectKeyFromObject(rs)})
+	}
+	podCount := func() int {
+		var pods corev1.PodList
+		require.NoError(t, c.List(t.Context(), &pods))
+		return len(pods.Items)
+	}
+
+	assert.False(t, synced(), "neither informer has listed")
+	close(ownersListed)
+	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), rsInf.HasSynced))
+	assert.False(t, synced(), "the owners have synced, the pods have not")
+
+	res, err := reconcileOnce()
+	require.NoError(t, err, "a deferral is not a reconciler error")
+	//lint:ignore SA1019 the deferral is the one place Requeue is used
+	assert.True(t, res.Requeue, "a rate-limited requeue")
+	assert.Zero(t, podCount(), "nothing created before the pod cache has loaded")
+	require.Len(t, lines, 1)
+	assert.Contains(t, lines[0], `"msg"="Sync deferred: the informer caches have not synced yet`)
+	assert.Contains(t, lines[0], `"level"=2`, "below the default level")
+
+	close(podsListed)
+	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), podInf.HasSynced))
+	assert.True(t, synced())
+	_, err = reconcileOnce()
+	require.NoError(t, err)
+	assert.Equal(t, 3, podCount(), "synced: the sync acts")
 }

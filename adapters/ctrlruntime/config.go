@@ -40,6 +40,13 @@ import (
 // (meta.UnsafeGuessKindToResource: PodSet → podsets, Policy → policies). It
 // only names the owners' cache in the gate's record and errors, so a wrong
 // guess changes no decision.
+//
+// An owner kind the RESTMapper reports cluster-scoped is an error that says
+// so and matches reconcile.ErrClusterScoped: pods are namespaced,
+// and a cluster-scoped owner's sync would list and adopt pods in every
+// namespace while its creates fail. When the mapper cannot tell, the
+// Controller's Sync refuses a key without a namespace anyway (terminal,
+// reading and writing nothing).
 func NewConfig[T reconcile.Object](c client.Client, live client.Reader, informers cache.Informers, scheme *runtime.Scheme, recorder events.EventRecorder) (reconcile.Config[T], error) {
 	owners, err := NewOwners[T](c, live, scheme)
 	if err != nil {
@@ -53,10 +60,15 @@ func NewConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 	if err != nil {
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: %w", err)
 	}
+	resource, scope := mapKind(c.RESTMapper(), gvks[0])
+	if scope == meta.RESTScopeNameRoot {
+		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: %s (%s) is cluster-scoped, by the client's RESTMapper: %w",
+			gvks[0].Kind, resource, reconcile.ErrClusterScoped)
+	}
 	pc := PodControl{Client: c, Recorder: recorder}
 	cfg := reconcile.Config[T]{
 		Kind:         gvks[0],
-		Resource:     resourceOf(c.RESTMapper(), gvks[0]),
+		Resource:     resource,
 		Owners:       owners,
 		Pods:         Pods{Reader: c},
 		Control:      pc,
@@ -75,16 +87,21 @@ func NewConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 	return cfg, nil
 }
 
-// resourceOf maps gvk to its group and resource with mapper, or by
-// apimachinery's pluralization rule when mapper cannot.
-func resourceOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) schema.GroupResource {
+// mapKind maps gvk to its group and resource and its scope with mapper;
+// when mapper cannot, the resource is guessed by apimachinery's
+// pluralization rule and the scope is "" (unknown).
+func mapKind(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (schema.GroupResource, meta.RESTScopeName) {
 	if mapper != nil {
 		if m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-			return m.Resource.GroupResource()
+			var scope meta.RESTScopeName
+			if m.Scope != nil {
+				scope = m.Scope.Name()
+			}
+			return m.Resource.GroupResource(), scope
 		}
 	}
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return plural.GroupResource()
+	return plural.GroupResource(), ""
 }
 
 // newOf returns a new empty T (a pointer type).

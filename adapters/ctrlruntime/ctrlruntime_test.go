@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -125,19 +126,61 @@ func controller(t *testing.T, c client.Client) *reconcile.Controller[*appsv1.Rep
 	return ctrl
 }
 
+// A terminal error goes back as controller-runtime's TerminalError (not
+// retried): an invalid selector, a selector that does not match
+// the template (R-14.7: with the ReplicaFailure condition written and no
+// pod created), a key without a namespace; an owner that is gone
+// is no error.
 func TestReconcilerTerminalAndRequeue(t *testing.T) {
-	bad := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns},
-		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}}}
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(bad).Build()
+	one := int32(1)
+	rs := func(name string, selector *metav1.LabelSelector, labels map[string]string) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)},
+			Spec: appsv1.ReplicaSetSpec{Replicas: &one, Selector: selector, Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+			}}}
+	}
+	web := map[string]string{"app": "web"}
+	badOperator := rs("bad-operator", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}, web)
+	mismatch := rs("mismatch", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wbe"}}, web)
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(badOperator, mismatch).WithStatusSubresource(&appsv1.ReplicaSet{}).Build()
 	r := ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: controller(t, c)}
-	_, err := r.Reconcile(t.Context(), crreconcile.Request{NamespacedName: client.ObjectKeyFromObject(bad)})
-	require.Error(t, err)
-	assert.ErrorIs(t, err, crreconcile.TerminalError(nil), "an invalid owner is not retried")
-	assert.ErrorIs(t, err, reconcile.ErrTerminal)
-
-	res, err := r.Reconcile(t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "gone"}})
-	assert.NoError(t, err)
-	assert.Zero(t, res)
+	tests := []struct {
+		name      string
+		key       client.ObjectKey
+		want      error // nil: no error
+		condition bool  // the ReplicaFailure condition is written
+	}{
+		{"R-10.4 an invalid selector", client.ObjectKeyFromObject(badOperator), reconcile.ErrInvalidSpec, true},
+		{"R-14.7 a selector that does not match the template", client.ObjectKeyFromObject(mismatch), reconcile.ErrInvalidSpec, true},
+		{"R-14.9 a key without a namespace", client.ObjectKey{Name: "mismatch"}, reconcile.ErrClusterScoped, false},
+		{"an owner that is gone", client.ObjectKey{Namespace: ns, Name: "gone"}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := r.Reconcile(t.Context(), crreconcile.Request{NamespacedName: tt.key})
+			if tt.want == nil {
+				assert.NoError(t, err)
+				assert.Zero(t, res)
+				return
+			}
+			require.Error(t, err)
+			assert.ErrorIs(t, err, crreconcile.TerminalError(nil), "not retried")
+			assert.ErrorIs(t, err, reconcile.ErrTerminal)
+			assert.ErrorIs(t, err, tt.want)
+			if !tt.condition {
+				return
+			}
+			var got appsv1.ReplicaSet
+			require.NoError(t, c.Get(t.Context(), tt.key, &got))
+			require.Len(t, got.Status.Conditions, 1)
+			assert.Equal(t, appsv1.ReplicaSetReplicaFailure, got.Status.Conditions[0].Type)
+			assert.Contains(t, got.Status.Conditions[0].Message, "spec.", "the message names the field")
+		})
+	}
+	var pods corev1.PodList
+	require.NoError(t, c.List(t.Context(), &pods))
+	assert.Empty(t, pods.Items, "no pod created for an invalid owner")
 }
 
 // The pod handler enqueues a pod's controller owner; the owner handler
@@ -172,6 +215,29 @@ func TestHandlers(t *testing.T) {
 	ctrlruntime.Enqueue(q2, []reconcile.Request{{Key: "cluster-scoped", After: time.Nanosecond}})
 	item, _ = q2.Get()
 	assert.Equal(t, crreconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster-scoped"}}, item)
+}
+
+// NewConfig refuses an owner kind the client's RESTMapper reports
+// cluster-scoped, saying so; a namespaced kind, or one the mapper does not
+// know (the fake client's empty mapper: Sync refuses a key without a
+// namespace then), is accepted.
+func TestNewConfigRefusesClusterScopedOwners(t *testing.T) {
+	s := scheme(t)
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot)
+	m.Add(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), meta.RESTScopeNamespace)
+	mapped := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
+	unmapped := fake.NewClientBuilder().WithScheme(s).Build()
+
+	_, err := ctrlruntime.NewConfig[*corev1.Namespace](mapped, mapped, nil, s, nil)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, reconcile.ErrClusterScoped)
+	assert.ErrorContains(t, err, "ctrlruntime: NewConfig: Namespace (namespaces) is cluster-scoped")
+
+	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](mapped, mapped, nil, s, nil)
+	assert.NoError(t, err, "namespaced")
+	_, err = ctrlruntime.NewConfig[*corev1.Namespace](unmapped, unmapped, nil, s, nil)
+	assert.NoError(t, err, "the mapper cannot tell: Sync refuses keys without a namespace")
 }
 
 func TestNewConfig(t *testing.T) {

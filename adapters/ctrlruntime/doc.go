@@ -23,6 +23,17 @@
 // deferred while the cache is older than the controller's own writes for
 // that owner.
 //
-// No field index is added: the Controller asks only for a namespace's pods
-// and owners, which the cache's built-in namespace index already serves.
+// No sync acts on a cache that has not loaded: controller-runtime
+// starts the workers of the controller [Register] builds only once the
+// caches of its watches (pods and T, in the manager's cache the client
+// reads) have synced, and the Controller built from [NewConfig] with the
+// manager's cache refuses by itself before (CacheVersions.Synced), which
+// the [Reconciler] turns into a rate-limited requeue logged at V(2). An
+// owner kind the manager's RESTMapper reports cluster-scoped is refused by
+// NewConfig (reconcile.ErrClusterScoped).
+//
+// [Register] adds two field indexes to the manager's cache ([AddIndexes]):
+// pods by controller reference and owners by their controller's UID, so
+// that a sync reads the owner's pods, the namespace's orphans and its
+// sibling owners only, as upstream's indexers do.
 package ctrlruntime

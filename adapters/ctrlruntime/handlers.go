@@ -22,7 +22,6 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/synclog"
 	"github.com/reconcilekit/reconcilekit/adapters/metrics"
-	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -80,31 +79,35 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T]) handler.TypedE
 }
 
 // Reconciler runs [reconcile.Controller.Sync] for each request: a
-// [reconcile.ErrTerminal] error becomes a [crreconcile.TerminalError] (not
-// retried), SyncResult.RequeueAfter becomes Result.RequeueAfter, and a sync
-// the consistency gate deferred (R-10.9: the error wraps an
-// *expectations.StaleCacheError) becomes a rate-limited requeue with no
-// error (Result.Requeue). Controller is required.
+// [reconcile.ErrTerminal] error (an invalid owner or owner spec, a
+// cluster-scoped owner, a malformed key) becomes a
+// [crreconcile.TerminalError] (not retried; the owner's next event syncs
+// it again), SyncResult.RequeueAfter becomes Result.RequeueAfter, and a
+// deferred sync (reconcile.ErrDeferred: the caches have not synced yet,
+// R-14.8, or the consistency gate waits for them to reach the controller's
+// own writes, R-10.9) becomes a rate-limited requeue with no error
+// (Result.Requeue). Controller is required.
 //
 // Why a requeue and not the error: upstream returns the deferral as an
 // error, and its workqueue retries the key with rate limiting; controller-
 // runtime would do the same with an error, but would also log it as
 // "Reconciler error" and count it in controller_runtime_reconcile_errors_total,
-// for what is an expected wait on the controller's own writes, not a
-// failure. Result.Requeue is the same rate-limited retry (the queue's
-// backoff, as upstream) without the log line and the error count; it is
-// counted as a requeue in controller_runtime_reconcile_total. OnSync and
-// the Controller's Config.Gate.Deferred still see every deferral. controller-runtime
-// has deprecated Result.Requeue in favour of RequeueAfter, which would
-// replace the backoff by a fixed delay; it still honours it.
+// for what is an expected wait, not a failure. Result.Requeue is the same
+// rate-limited retry (the queue's backoff, as upstream) without the log
+// line and the error count; it is counted as a requeue in
+// controller_runtime_reconcile_total. OnSync, Metrics and the Controller's
+// Config.Gate.Deferred still see every deferral. controller-runtime has
+// deprecated Result.Requeue in favour of RequeueAfter, which would replace
+// the backoff by a fixed delay; it still honours it.
 //
 // Every sync is logged through the logger of the request's context
 // (log.FromContext: controller-runtime's, with the controller's name and
 // the reconcile ID): one line at V(4) with the owner, what the sync did
-// and its result; at the default level a deferral (with the cache that
-// is behind) and a sync that acted on expired expectations. Failed syncs,
-// terminal ones included, are logged by controller-runtime ("Reconciler
-// error"), not again here. No line per pod.
+// and its result; at V(2) a deferral (with the cache that is behind); at
+// the default level a sync that acted on expired expectations. Failed
+// syncs, terminal ones (an invalid owner spec, with the fields at fault)
+// included, are logged by controller-runtime ("Reconciler error"), once
+// per reconcile, not again here. No line per pod.
 type Reconciler[T reconcile.Object] struct {
 	Controller *reconcile.Controller[T]
 	// OnSync, if set, receives every sync's key, result and error (before
@@ -129,13 +132,12 @@ func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (
 	if r.OnSync != nil {
 		r.OnSync(ctx, key, res, err)
 	}
-	var stale *expectations.StaleCacheError
 	switch {
-	case errors.Is(err, reconcile.ErrTerminal):
-		return crreconcile.Result{}, crreconcile.TerminalError(err)
-	case errors.As(err, &stale):
+	case metrics.Result(err) == metrics.ResultDeferred:
 		//lint:ignore SA1019 the rate-limited retry upstream gives a deferral; RequeueAfter has no backoff (see the type's doc).
 		return crreconcile.Result{Requeue: true}, nil
+	case errors.Is(err, reconcile.ErrTerminal):
+		return crreconcile.Result{}, crreconcile.TerminalError(err)
 	}
 	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, err
 }

@@ -74,8 +74,10 @@ func TestRegisterBuildsAController(t *testing.T) {
 // and the OnSync hook still sees the deferral.
 func TestReconcilerRequeuesADeferral(t *testing.T) {
 	zero := int32(0)
+	labels := map[string]string{"app": "web"}
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "uid-web"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+		Spec: appsv1.ReplicaSetSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}}}
 	cl := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(rs).Build()
 	cfg := reconcile.ReplicaSets()
 	owners, err := ctrlruntime.NewOwners[*appsv1.ReplicaSet](cl, cl, scheme(t))

@@ -18,6 +18,7 @@ const Namespace = "reconcilekit"
 const (
 	SyncsName                   = "reconcilekit_syncs_total"
 	SyncDurationName            = "reconcilekit_sync_duration_seconds"
+	SyncDeferralsName           = "reconcilekit_sync_deferrals_total"
 	PodCreatesName              = "reconcilekit_pod_creates_total"
 	PodDeletesName              = "reconcilekit_pod_deletes_total"
 	ExpectationsRaisedName      = "reconcilekit_expectations_raised_total"
@@ -32,9 +33,15 @@ const (
 // Values of the result label of SyncsName and SyncDurationName.
 const (
 	ResultOK       = "ok"       // the sync returned nil
-	ResultDeferred = "deferred" // the consistency gate deferred it
-	ResultTerminal = "terminal" // an reconcile.ErrTerminal error: retrying cannot help
+	ResultDeferred = "deferred" // a reconcile.ErrDeferred error: nothing read or written, retried with backoff
+	ResultTerminal = "terminal" // a reconcile.ErrTerminal error (an invalid owner spec included): retrying cannot help
 	ResultError    = "error"    // any other error: retried with backoff
+)
+
+// Values of the reason label of SyncDeferralsName ([Deferral]).
+const (
+	DeferralNotSynced  = "not_synced"  // the informer caches have not loaded their first list (reconcile.ErrNotSynced)
+	DeferralStaleCache = "stale_cache" // the consistency gate: a cache is older than the controller's own writes
 )
 
 // Options configure [Instrument]. The zero value labels the metrics with
@@ -60,6 +67,7 @@ type Options struct {
 type Collector struct {
 	syncs        *prometheus.CounterVec
 	syncDuration *prometheus.HistogramVec
+	deferrals    *prometheus.CounterVec
 	creates      *prometheus.CounterVec
 	deletes      *prometheus.CounterVec
 	raised       prometheus.Counter
@@ -85,7 +93,7 @@ func newCollector(kind schema.GroupVersionKind, resource schema.GroupResource, o
 	c := &Collector{
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        SyncsName,
-			Help:        "Syncs of owners by result: ok, deferred (the consistency gate waits for the informers to reach the controller's own writes), terminal (an invalid owner: not retried), error (retried with backoff).",
+			Help:        "Syncs of owners by result: ok, deferred (nothing read or written: the informer caches have not synced, or the consistency gate waits for them to reach the controller's own writes; retried with backoff), terminal (an invalid owner or owner spec: not retried), error (retried with backoff).",
 			ConstLabels: own,
 		}, []string{"result"}),
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -94,6 +102,11 @@ func newCollector(kind schema.GroupVersionKind, resource schema.GroupResource, o
 			ConstLabels: own,
 			Buckets:     prometheus.ExponentialBuckets(0.001, 2, 16),
 		}, []string{"result"}),
+		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        SyncDeferralsName,
+			Help:        "Syncs deferred, by reason: not_synced (the informer caches have not loaded their first list), stale_cache (the consistency gate: a cache is older than the controller's own writes). Each is also counted under result=\"deferred\" of " + SyncsName + ".",
+			ConstLabels: own,
+		}, []string{"reason"}),
 		creates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        PodCreatesName,
 			Help:        "Pod creates by result: created; failed; skipped (not attempted after a failed slow-start batch); namespace_terminating (refused, counted as done, as upstream); already_existed (a retried name that existed: an earlier create had worked).",
@@ -141,6 +154,9 @@ func newCollector(kind schema.GroupVersionKind, resource schema.GroupResource, o
 	for _, r := range []string{ResultOK, ResultDeferred, ResultTerminal, ResultError} {
 		c.syncs.WithLabelValues(r)
 		c.syncDuration.WithLabelValues(r)
+	}
+	for _, r := range []string{DeferralNotSynced, DeferralStaleCache} {
+		c.deferrals.WithLabelValues(r)
 	}
 	for _, r := range []string{"created", "failed", "skipped", "namespace_terminating", "already_existed"} {
 		c.creates.WithLabelValues(r)
@@ -192,5 +208,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Collector) all() []prometheus.Collector {
-	return []prometheus.Collector{c.syncs, c.syncDuration, c.creates, c.deletes, c.raised, c.resolved, c.skips, c.ageRatio}
+	return []prometheus.Collector{c.syncs, c.syncDuration, c.deferrals, c.creates, c.deletes, c.raised, c.resolved, c.skips, c.ageRatio}
 }

@@ -94,6 +94,7 @@ func TestNamesTypesAndLabelsAreStable(t *testing.T) {
 	own := map[string]family{
 		metrics.SyncsName:                {dto.MetricType_COUNTER, "controller,result"},
 		metrics.SyncDurationName:         {dto.MetricType_HISTOGRAM, "controller,result"},
+		metrics.SyncDeferralsName:        {dto.MetricType_COUNTER, "controller,reason"},
 		metrics.PodCreatesName:           {dto.MetricType_COUNTER, "controller,result"},
 		metrics.PodDeletesName:           {dto.MetricType_COUNTER, "controller,result"},
 		metrics.ExpectationsRaisedName:   {dto.MetricType_COUNTER, "controller"},
@@ -172,23 +173,40 @@ func TestAgeRatioBucketsAreUpstreams(t *testing.T) {
 	assert.Equal(t, []float64{0.25, 0.5, 1, 2, 4, 8}, bounds)
 }
 
-// Every sync counts once under its result, with its duration.
+// sentinel is an error that matches the sentinels it wraps, as the
+// library's deferral and invalid-spec errors do.
+type sentinel struct {
+	msg  string
+	errs []error
+}
+
+func (e *sentinel) Error() string   { return e.msg }
+func (e *sentinel) Unwrap() []error { return e.errs }
+
+// Every sync counts once under its result, with its duration; a deferral
+// also counts once under its reason.
 func TestObserveSyncByResult(t *testing.T) {
 	stale := &expectations.StaleCacheError{Key: "ns/a", Resource: expectations.PodsResource, Written: "9", Read: "7"}
 	tests := []struct {
-		name string
-		err  error
-		want string
+		name   string
+		err    error
+		want   string
+		reason string
 	}{
-		{"nil", nil, metrics.ResultOK},
-		{"gate deferral (R-10.9)", fmt.Errorf("reconcile: owner ns/a: deferred: %w", stale), metrics.ResultDeferred},
-		{"terminal", fmt.Errorf("bad selector: %w", reconcile.ErrTerminal), metrics.ResultTerminal},
-		{"other", errors.New("conflict"), metrics.ResultError},
+		{"nil", nil, metrics.ResultOK, ""},
+		{"R-10.9 gate deferral", &sentinel{"reconcile: owner ns/a: sync deferred", []error{reconcile.ErrDeferred, stale}}, metrics.ResultDeferred, metrics.DeferralStaleCache},
+		{"R-10.9 a bare StaleCacheError", fmt.Errorf("reconcile: owner ns/a: deferred: %w", stale), metrics.ResultDeferred, metrics.DeferralStaleCache},
+		{"R-14.8 caches not synced", &sentinel{"reconcile: owner ns/a: sync deferred", []error{reconcile.ErrDeferred, reconcile.ErrNotSynced}}, metrics.ResultDeferred, metrics.DeferralNotSynced},
+		{"R-14.7 invalid spec", &sentinel{"reconcile: owner ns/a: invalid spec", []error{reconcile.ErrInvalidSpec, reconcile.ErrTerminal}}, metrics.ResultTerminal, ""},
+		{"R-14.9 cluster-scoped", fmt.Errorf("reconcile: owner a: %w", &sentinel{"cluster-scoped", []error{reconcile.ErrClusterScoped, reconcile.ErrTerminal}}), metrics.ResultTerminal, ""},
+		{"terminal", fmt.Errorf("bad selector: %w", reconcile.ErrTerminal), metrics.ResultTerminal, ""},
+		{"other", errors.New("conflict"), metrics.ResultError, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, c, reg := instrumented(t, podSetKind, metrics.Options{})
 			assert.Equal(t, tt.want, metrics.Result(tt.err))
+			assert.Equal(t, tt.reason, metrics.Deferral(tt.err))
 			c.ObserveSync(reconcile.SyncResult{}, tt.err, 3*time.Millisecond)
 			for _, r := range []string{metrics.ResultOK, metrics.ResultDeferred, metrics.ResultTerminal, metrics.ResultError} {
 				want := 0.0
@@ -197,6 +215,13 @@ func TestObserveSyncByResult(t *testing.T) {
 				}
 				assert.Equal(t, want, value(t, reg, metrics.SyncsName, map[string]string{"result": r, "controller": "podset"}), r)
 				assert.Equal(t, want, value(t, reg, metrics.SyncDurationName, map[string]string{"result": r}), r)
+			}
+			for _, r := range []string{metrics.DeferralNotSynced, metrics.DeferralStaleCache} {
+				want := 0.0
+				if r == tt.reason {
+					want = 1
+				}
+				assert.Equal(t, want, value(t, reg, metrics.SyncDeferralsName, map[string]string{"reason": r, "controller": "podset"}), r)
 			}
 		})
 	}

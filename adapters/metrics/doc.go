@@ -1,5 +1,6 @@
 // Package metrics exports what a [reconcile.Controller] does as Prometheus
-// metrics: syncs by result and their duration, pod creates and deletes,
+// metrics: syncs by result and their duration, deferred syncs by reason
+// (caches not synced, the consistency gate), pod creates and deletes,
 // expectation rounds raised and how each ended, the consistency gate's
 // deferrals and the deletion ranking's age ratio. The root module never
 // imports Prometheus; this package is fed by the Controller's hooks and

@@ -29,6 +29,7 @@ func ExampleInstrument() {
 	// reconcilekit_expectations_resolved_total COUNTER
 	// reconcilekit_pod_creates_total COUNTER
 	// reconcilekit_pod_deletes_total COUNTER
+	// reconcilekit_sync_deferrals_total COUNTER
 	// reconcilekit_sync_duration_seconds HISTOGRAM
 	// reconcilekit_syncs_total COUNTER
 	// replicaset_controller_sorting_deletion_age_ratio HISTOGRAM

@@ -12,15 +12,14 @@ import (
 
 // Result classifies the error of [reconcile.Controller.Sync] into the
 // result label's values: [ResultOK] for nil, [ResultDeferred] for a
-// deferral by the consistency gate (an *expectations.StaleCacheError),
-// [ResultTerminal] for a reconcile.ErrTerminal error, [ResultError] for
-// any other.
+// deferred sync ([Deferral] names why), [ResultTerminal] for a
+// reconcile.ErrTerminal error (an owner whose spec fails Owner.Validate
+// included), [ResultError] for any other.
 func Result(err error) string {
-	var stale *expectations.StaleCacheError
 	switch {
 	case err == nil:
 		return ResultOK
-	case errors.As(err, &stale):
+	case Deferral(err) != "":
 		return ResultDeferred
 	case errors.Is(err, reconcile.ErrTerminal):
 		return ResultTerminal
@@ -28,12 +27,33 @@ func Result(err error) string {
 	return ResultError
 }
 
+// Deferral names why [reconcile.Controller.Sync] deferred the sync that
+// returned err, as the reason label of SyncDeferralsName:
+// [DeferralNotSynced] when the informer caches have not synced yet
+// (reconcile.ErrNotSynced), [DeferralStaleCache] when the consistency gate
+// waits for a cache to reach the controller's own writes (any other
+// reconcile.ErrDeferred error, or an *expectations.StaleCacheError). It
+// returns "" when err is not a deferral.
+func Deferral(err error) string {
+	var stale *expectations.StaleCacheError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, reconcile.ErrNotSynced):
+		return DeferralNotSynced
+	case errors.Is(err, reconcile.ErrDeferred), errors.As(err, &stale):
+		return DeferralStaleCache
+	}
+	return ""
+}
+
 // ObserveSync records one sync: its result ([Result]) and duration took,
-// and, when the manage step ran, the pod creates and deletes of its
-// Outcome and whether it raised a round of expectations. Call it once per
-// Controller.Sync with what Sync returned; clientgo.Worker and
-// ctrlruntime.Reconciler do when their Metrics field is set. It is safe
-// for concurrent use; on a nil Collector it does nothing.
+// the reason of a deferral ([Deferral]), and, when the manage step ran,
+// the pod creates and deletes of its Outcome and whether it raised a round
+// of expectations. Call it once per Controller.Sync with what Sync
+// returned; clientgo.Worker and ctrlruntime.Reconciler do when their
+// Metrics field is set. It is safe for concurrent use; on a nil Collector
+// it does nothing.
 func (c *Collector) ObserveSync(res reconcile.SyncResult, err error, took time.Duration) {
 	if c == nil {
 		return
@@ -41,6 +61,9 @@ func (c *Collector) ObserveSync(res reconcile.SyncResult, err error, took time.D
 	result := Result(err)
 	c.syncs.WithLabelValues(result).Inc()
 	c.syncDuration.WithLabelValues(result).Observe(took.Seconds())
+	if reason := Deferral(err); reason != "" {
+		c.deferrals.WithLabelValues(reason).Inc()
+	}
 	if !res.Managed {
 		return
 	}

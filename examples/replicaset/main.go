@@ -107,7 +107,7 @@ Flags:
 	fs.Float64Var(&c.faults.UpdateStatus, "status-fault", 0.01, "in-process cluster: fraction of ReplicaSet status updates that fail with 500")
 	fs.BoolVar(&c.scenario, "scenario", true, "run the scripted scenario; false: run only the controller, on every namespace unless -namespace is given explicitly, until SIGTERM or SIGINT (needs -kubeconfig)")
 	c.election.AddFlags(fs, "reconcilekit-replicaset")
-	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity (stderr): 0 shows client-go's errors only (the syncs are the progress lines); 1 adds the controller's log (gate deferrals, expired expectations, failed syncs); 4 adds one line per sync")
+	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity (stderr): 0 shows client-go's errors only (the syncs are the progress lines); 1 adds the controller's log (invalid ReplicaSet specs, expired expectations, failed syncs); 2 adds deferred syncs (caches not synced, the consistency gate); 4 adds one line per sync")
 	fs.StringVar(&c.metricsAddr, "metrics-bind-address", "0", "address of /metrics, e.g. 127.0.0.1:8080 (\"0\": off)")
 	fs.StringVar(&c.probeAddr, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:8081 (\"0\": off)")
 	if err := fs.Parse(args); err != nil {

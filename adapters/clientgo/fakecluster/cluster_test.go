@@ -185,7 +185,9 @@ func TestInformerSeesOrderedVersions(t *testing.T) {
 	_, err := inf.AddEventHandler(handlerFuncs(record))
 	require.NoError(t, err)
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		require.True(t, ok, "the %v informer did not sync", typ)
+	}
 
 	pods := c.Clientset.CoreV1().Pods(ns)
 	for i := range 300 {

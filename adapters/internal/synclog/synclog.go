@@ -1,6 +1,9 @@
 // Package synclog writes the adapters' log lines about a sync: one line per
-// sync at V(4), and at the default level only what an operator must see —
-// a deferral by the consistency gate, a sync that acted on expired
+// sync at V(4); at V(2) a deferral (the informer caches have not synced
+// yet, or the consistency gate waits for them to reach the controller's own
+// writes), a normal wait that is retried with backoff; and at the default
+// level only what an operator must see — an owner whose spec is invalid
+// (terminal: the message names the field), a sync that acted on expired
 // expectations, and (when the caller's framework does not log them
 // already) failed syncs. Never a line per pod at the default level.
 package synclog
@@ -16,16 +19,22 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
+// DeferralLevel is the verbosity of the line about a deferred sync: below
+// the default level, since a deferral is expected (after a start, and after
+// the controller's own writes) and retried with backoff.
+const DeferralLevel = 2
+
 // Sync logs the sync of owner key that returned res and err after took.
-// logErrors adds a default-level line for a failed sync (client-go's
-// worker; controller-runtime logs "Reconciler error" itself).
+// logErrors adds a default-level line for a failed sync, an invalid owner
+// spec included (client-go's worker; controller-runtime logs "Reconciler
+// error" itself, terminal errors included).
 func Sync(logger logr.Logger, key string, res reconcile.SyncResult, err error, took time.Duration, logErrors bool) {
 	result := metrics.Result(err)
-	var stale *expectations.StaleCacheError
 	switch {
-	case errors.As(err, &stale):
-		logger.Info("Sync deferred: an informer cache is behind the controller's own writes; retrying with backoff",
-			"owner", key, "resource", stale.Resource.String(), "cacheResourceVersion", stale.Read, "writtenResourceVersion", stale.Written)
+	case result == metrics.ResultDeferred:
+		deferred(logger.V(DeferralLevel), key, err)
+	case errors.Is(err, reconcile.ErrInvalidSpec) && logErrors:
+		logger.Error(err, "Owner spec is invalid: no pod touched, the failure condition written; not retried until the owner changes", "owner", key)
 	case result == metrics.ResultTerminal && logErrors:
 		logger.Error(err, "Sync failed and will not be retried (invalid owner)", "owner", key)
 	case result == metrics.ResultError && logErrors:
@@ -41,6 +50,23 @@ func Sync(logger logr.Logger, key string, res reconcile.SyncResult, err error, t
 			"diff", res.Diff, "created", len(o.Created), "deleted", len(o.Deleted),
 			"adopted", len(res.Adopted), "released", len(res.Released),
 			"expectations", res.Expectations.Resolution.String(), "duration", took)
+	}
+}
+
+// deferred logs why a sync was deferred.
+func deferred(logger logr.Logger, key string, err error) {
+	if !logger.Enabled() {
+		return
+	}
+	var stale *expectations.StaleCacheError
+	switch {
+	case errors.As(err, &stale):
+		logger.Info("Sync deferred: an informer cache is behind the controller's own writes; retrying with backoff",
+			"owner", key, "resource", stale.Resource.String(), "cacheResourceVersion", stale.Read, "writtenResourceVersion", stale.Written)
+	case errors.Is(err, reconcile.ErrNotSynced):
+		logger.Info("Sync deferred: the informer caches have not synced yet; retrying with backoff", "owner", key)
+	default:
+		logger.Info("Sync deferred; retrying with backoff", "owner", key, "reason", err.Error())
 	}
 }
 

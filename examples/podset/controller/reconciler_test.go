@@ -451,3 +451,54 @@ func TestInvalidSpecIsTerminal(t *testing.T) {
 		})
 	}
 }
+
+// the runaway probe of issue 32 on controller-runtime: PodSets
+// whose spec apps/v1 would reject for a ReplicaSet (the CRD's validation
+// rules are a second line; the fake client applies none), replicas 3,
+// four reconciles with the pod events delivered between them. Before, a
+// selector that does not match the template made each reconcile create 3
+// pods that the next one released: 3 → 6 → 9 → 12. Now each reconcile is
+// terminal (controller-runtime's TerminalError: not retried), creates,
+// adopts and releases nothing, and the first writes the ReplicaFailure
+// condition naming the field.
+func TestInvalidSpecIsTerminalWithItsCondition(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*v1alpha1.PodSet)
+		field string // in the condition's message
+	}{
+		{"R-14.7 a selector that does not match the template", func(ps *v1alpha1.PodSet) {
+			ps.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wbe"}}
+		}, "spec.template.metadata.labels"},
+		{"R-14.7 no selector", func(ps *v1alpha1.PodSet) { ps.Spec.Selector = nil }, "spec.selector"},
+		{"R-14.7 an empty selector", func(ps *v1alpha1.PodSet) { ps.Spec.Selector = &metav1.LabelSelector{} }, "spec.selector"},
+		{"R-14.7 pods that may finish", func(ps *v1alpha1.PodSet) {
+			ps.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+		}, "spec.template.spec.restartPolicy"},
+		{"R-14.7 an active deadline", func(ps *v1alpha1.PodSet) {
+			ps.Spec.Template.Spec.ActiveDeadlineSeconds = ptr(int64(60))
+		}, "spec.template.spec.activeDeadlineSeconds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := podSet(3)
+			tt.edit(ps)
+			h := newHarness(t, ps, interceptor.Funcs{})
+			var pods []int
+			for range 4 {
+				_, err := h.reconcile()
+				assert.ErrorIs(t, err, crreconcile.TerminalError(nil), "not retried")
+				assert.ErrorIs(t, err, reconcile.ErrInvalidSpec)
+				h.observe()
+				pods = append(pods, len(h.pods()))
+			}
+			assert.Equal(t, []int{0, 0, 0, 0}, pods, "pods after each reconcile")
+			st := h.podSet().Status
+			cond := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReplicaFailure)
+			require.NotNil(t, cond, "the ReplicaFailure condition is written")
+			assert.Equal(t, metav1.ConditionTrue, cond.Status)
+			assert.Contains(t, cond.Message, tt.field, "the message names the field")
+			assert.Equal(t, int64(1), st.ObservedGeneration)
+		})
+	}
+}

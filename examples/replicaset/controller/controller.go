@@ -163,8 +163,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.ready.Store(true)
 	defer c.ready.Store(false)
-	clientgo.Worker{Queue: c.queue, Sync: c.sync, Metrics: c.metrics}.Run(ctx, workers)
-	return nil
+	// The caches have synced: the worker's own wait (Synced) passes at once.
+	return clientgo.Worker{Queue: c.queue, Sync: c.sync, Synced: c.synced, Metrics: c.metrics}.Run(ctx, workers)
 }
 
 // Ready reports whether Run has seen the informers' caches synced and its

@@ -189,7 +189,7 @@ func TestStatusWriteRetriesOnce(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	err := controller.SyncOnce(t.Context(), client, rs, nil)
+	err := controller.SyncOnce(t.Context(), client, rs)
 	require.Error(t, err)
 
 	var updates, gets int
@@ -209,7 +209,7 @@ func TestStatusWriteRetriesOnce(t *testing.T) {
 	// Already up to date: no call at all.
 	rs.Status = appsv1.ReplicaSetStatus{ObservedGeneration: 3, TerminatingReplicas: ptr(int32(0))}
 	client = fake.NewSimpleClientset(rs)
-	require.NoError(t, controller.SyncOnce(t.Context(), client, rs, nil))
+	require.NoError(t, controller.SyncOnce(t.Context(), client, rs))
 	for _, a := range client.Actions() {
 		assert.NotEqual(t, "update", a.GetVerb(), "no write when the status is current")
 	}

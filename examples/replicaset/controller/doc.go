@@ -32,10 +32,20 @@
 // ReplicaSet: after a long informer lag it cannot act on a cache that misses
 // its own pods. [Options.DisableConsistencyGate] turns that off.
 //
+// As upstream's Run, [Controller.Run] starts no worker before both
+// informers' caches have synced, and the Controller refuses a sync asked
+// before (reconcile.ErrNotSynced, retried with backoff): a sync on a pod
+// cache that has not listed would create every pod again. A ReplicaSet
+// whose spec kube-apiserver would reject (a selector that does not match
+// the template, say, which only a fake or a custom API server lets
+// through) gets its ReplicaFailure condition and no pod, and is not
+// retried until it changes.
+//
 // The controller reports every sync through [Options.OnSync], its metrics
 // through [Options.Metrics] (package adapters/metrics and client-go's
 // workqueue metrics), and logs through klog's contextual logger
 // (klog.FromContext of Run's context, package adapters/clientgo's Worker):
-// gate deferrals, expired expectations and failed syncs at the default
-// level, one line per sync at V(4). [Controller.Ready] is its readiness.
+// invalid ReplicaSet specs, expired expectations and failed syncs at the
+// default level, deferrals (caches not synced, the consistency gate) at
+// V(2), one line per sync at V(4). [Controller.Ready] is its readiness.
 package controller

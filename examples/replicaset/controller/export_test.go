@@ -2,29 +2,29 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
-// SyncOnce runs one sync of rs against client, with the informer caches
-// holding exactly rs and pods (no informer is started).
-func SyncOnce(ctx context.Context, client kubernetes.Interface, rs *appsv1.ReplicaSet, pods []*corev1.Pod) error {
+// SyncOnce runs one sync of rs against client, once the informers over
+// client (which must hold rs) have synced; they are stopped before it
+// returns.
+func SyncOnce(ctx context.Context, client kubernetes.Interface, rs *appsv1.ReplicaSet) error {
 	factory := informers.NewSharedInformerFactory(client, 0)
-	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
-	if err := rsInf.Informer().GetIndexer().Add(rs); err != nil {
-		return err
-	}
-	for _, p := range pods {
-		if err := podInf.Informer().GetIndexer().Add(p); err != nil {
-			return err
-		}
-	}
 	c, err := New(client, factory, Options{})
 	if err != nil {
 		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer factory.Shutdown() // after cancel: it waits for the informers to stop
+	defer cancel()
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("SyncOnce: the caches did not sync: %w", context.Cause(ctx))
 	}
 	_, err = c.sync(ctx, rs.Namespace+"/"+rs.Name)
 	return err

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
@@ -37,8 +38,8 @@ func runReplicaSets(ctx context.Context, client kubernetes.Interface) (*reconcil
 		return nil, err
 	}
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	go clientgo.Worker{Queue: queue, Sync: ctrl.Sync}.Run(ctx, 5)
+	synced := []cache.InformerSynced{pods.HasSynced, replicaSets.HasSynced} // no sync before both have synced
+	go clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Synced: synced}.Run(ctx, 5)
 	return ctrl, nil
 }
 
