@@ -3,8 +3,10 @@
 //
 // test/consumers/floor and test/consumers/newest carry the same
 // consumer.go and consumer_test.go and differ only in go.mod (and the newest
-// one's resourceversion_test.go); `make compat` checks that, tidies, builds
-// and tests both.
+// one's resourceversion_test.go, the floor's footprint_test.go, which adopts
+// the root module in testdata/operator, a v0.33-era controller-runtime
+// operator, and checks what moves in its go.mod); `make compat` checks that,
+// tidies, builds and tests both.
 package consumer
 
 import (
