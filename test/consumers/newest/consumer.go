@@ -84,9 +84,6 @@ func listPods(ctx context.Context, client kubernetes.Interface, rs *appsv1.Repli
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: pods of %s: %w", rs.Name, err)
 	}
-	pods := make([]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		pods[i] = &list.Items[i]
-	}
+	pods := podrank.Pointers(list.Items)
 	return podrank.FilterActive(pods), podrank.FilterTerminating(pods), nil
 }
