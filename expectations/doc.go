@@ -18,6 +18,12 @@
 // ask [Gate.Ready] first in every sync. Its records live apart from the
 // expectation rounds; [Options].Gate connects the two.
 //
+// A controller that records one pod at a time, or waits for creations and
+// deletions under one key at once (one key per pod group of an owner), adds
+// pod keys with [Tracker.AddCreationKey] and [Tracker.AddDeletionKey], reads
+// them with [Tracker.PendingKeys], and lists or forgets an owner's keys with
+// [Tracker.KeysWithPrefix] and [Tracker.DeletePrefix].
+//
 // The zero Tracker and the zero Gate are ready to use and safe for
 // concurrent use. Zero
 // [Options] follow upstream v1.37, rules R-2.x, R-3.x and of the

@@ -189,3 +189,29 @@ func ExampleGate_Ready() {
 	// deferred: true configmaps 100 < 120
 	// ready: true
 }
+
+// An operator with one key per pod group records each pod right after
+// choosing it, creations and deletions under one key, and forgets all of an
+// owner's groups at once.
+func ExampleTracker_AddCreationKey() {
+	var tracker expectations.Tracker
+	const key = "default/job/workers" // owner key + "/" + pod group
+
+	tracker.AddDeletionKey(key, "default/worker-0") // before deleting it
+	tracker.AddCreationKey(key, "default/worker-3") // before creating it
+	tracker.AddCreationKey(key, "default/worker-4")
+	creations, deletions := tracker.PendingKeys(key)
+	fmt.Println(creations, deletions, tracker.Satisfied(key))
+
+	tracker.CreationObservedKey(key, "default/worker-3") // pod add events
+	tracker.CreationObservedKey(key, "default/worker-4")
+	tracker.DeletionObserved(key, "default/worker-0") // pod delete event
+	fmt.Println(tracker.Satisfied(key))
+
+	tracker.AddCreationKey("default/job/ps", "default/ps-0")
+	fmt.Println(tracker.KeysWithPrefix("default/job/"), tracker.DeletePrefix("default/job/"))
+	// Output:
+	// [default/worker-3 default/worker-4] [default/worker-0] false
+	// true
+	// [default/job/ps default/job/workers] 2
+}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,8 +44,10 @@ type trackerModel struct {
 }
 
 var (
-	modelKeys    = []string{"", "default/web", "other/db"}
-	modelPodKeys = []string{"default/p0", "default/p1", "default/p2", "default/p3"}
+	modelKeys = []string{"", "default/web", "default/web/workers", "other/db"}
+	// modelPrefixes select none, one, some or all of modelKeys.
+	modelPrefixes = []string{"", "default/", "default/web", "default/web/", "other/db", "x"}
+	modelPodKeys  = []string{"default/p0", "default/p1", "default/p2", "default/p3"}
 	// modelRVs mixes well-formed resourceVersions with malformed ones.
 	modelRVs = []string{"5", "9", "10", "12", "100", "", "0", "007", "x1"}
 )
@@ -155,6 +158,64 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 			r := m.startRound(key, 0, len(set))
 			r.delKeys = set
 			r.addKeys = nil // no creation expected any more; trackAdds stays
+		},
+		"AddCreationKey": func(t *rapid.T) {
+			key, podKey := drawKey(t), drawPodKey(t)
+			m.tr.AddCreationKey(key, podKey)
+			r := m.records[key]
+			if r == nil {
+				r = &modelRecord{}
+				m.records[key] = r
+			}
+			if r.adds <= 0 || !r.trackAdds { // afresh, or counted creations kept
+				if r.adds < 0 {
+					r.adds = 0
+				}
+				r.addKeys = nil
+			}
+			if r.addKeys == nil {
+				r.addKeys = map[string]bool{}
+			}
+			r.trackAdds = true
+			if !r.addKeys[podKey] {
+				r.addKeys[podKey] = true
+				r.adds++
+			}
+			m.startRound(key, r.adds, r.dels)
+		},
+		"AddDeletionKey": func(t *rapid.T) {
+			key, podKey := drawKey(t), drawPodKey(t)
+			m.tr.AddDeletionKey(key, podKey)
+			r := m.records[key]
+			if r == nil {
+				r = &modelRecord{}
+				m.records[key] = r
+			}
+			if r.dels <= 0 { // afresh: no stale key settles it
+				r.dels = 0
+				r.delKeys = nil
+			}
+			if r.delKeys == nil {
+				r.delKeys = map[string]bool{}
+			}
+			if !r.delKeys[podKey] {
+				r.delKeys[podKey] = true
+				r.dels++
+			}
+			m.startRound(key, r.adds, r.dels)
+		},
+		"DeletePrefix": func(t *rapid.T) {
+			prefix := rapid.SampledFrom(modelPrefixes).Draw(t, "prefix")
+			want := 0
+			for key := range m.records {
+				if strings.HasPrefix(key, prefix) {
+					delete(m.records, key)
+					want++
+				}
+			}
+			if got := m.tr.DeletePrefix(prefix); got != want {
+				t.Fatalf("DeletePrefix(%q) = %d, want %d", prefix, got, want)
+			}
 		},
 		"CreationObserved": func(t *rapid.T) {
 			key := drawKey(t)
@@ -332,6 +393,22 @@ func (m *trackerModel) check(t *rapid.T) {
 		}
 		if got, want := snap.CreationKeys, sortedModelKeys(r.addKeys); !slices.Equal(got, want) {
 			t.Fatalf("key %q: CreationKeys = %v, want %v", key, got, want)
+		}
+		creations, deletions := m.tr.PendingKeys(key)
+		if !slices.Equal(creations, snap.CreationKeys) || !slices.Equal(deletions, snap.DeletionKeys) {
+			t.Fatalf("key %q: PendingKeys = %v, %v; Snapshot %v, %v", key, creations, deletions, snap.CreationKeys, snap.DeletionKeys)
+		}
+	}
+	for _, prefix := range modelPrefixes {
+		var want []string
+		for key := range m.records {
+			if strings.HasPrefix(key, prefix) {
+				want = append(want, key)
+			}
+		}
+		slices.Sort(want)
+		if got := m.tr.KeysWithPrefix(prefix); !slices.Equal(got, want) {
+			t.Fatalf("KeysWithPrefix(%q) = %q, want %q", prefix, got, want)
 		}
 	}
 	if m.hooks != nil {

@@ -9,7 +9,8 @@
 // ranks with the wall clock: for its exact order pass the current time,
 // Options{Now: time.Now()} (or a Clock's reading), as reconcile.Manager does
 // from its Clock. Nothing is modified: ForDeletion returns a new slice and
-// never reorders its input.
+// never reorders its input. A list's []corev1.Pod goes in through
+// [Pointers], which copies no pod.
 //
 // This package is also the one public place for the pod-state predicates a
 // controller filters with: [IsActive], [IsTerminating], [FilterActive] and

@@ -85,3 +85,22 @@ func ExampleFilterActive() {
 	// terminating: leaving
 	// true
 }
+
+func ExamplePointers() {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	// What a list returns: PodList.Items, or a controller-runtime List.
+	list := corev1.PodList{Items: []corev1.Pod{
+		*pt.New("old", pt.Node("a"), pt.Ready(now.Add(-72*time.Hour))),
+		*pt.New("starting", pt.Node("b"), pt.NotReady()),
+		*pt.New("fresh", pt.Node("b"), pt.Ready(now.Add(-time.Minute))),
+	}}
+	pods := podrank.Pointers(list.Items) // pointers into list.Items, no pod copied
+	for _, p := range podrank.ForDeletion(pods, pods, 2, podrank.Options{Now: now}) {
+		fmt.Println(p.Name)
+	}
+	fmt.Println(pods[0] == &list.Items[0])
+	// Output:
+	// starting
+	// fresh
+	// true
+}

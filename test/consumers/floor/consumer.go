@@ -3,8 +3,10 @@
 //
 // test/consumers/floor and test/consumers/newest carry the same
 // consumer.go and consumer_test.go and differ only in go.mod (and the newest
-// one's resourceversion_test.go); `make compat` checks that, tidies, builds
-// and tests both.
+// one's resourceversion_test.go, the floor's footprint_test.go, which adopts
+// the root module in testdata/operator, a v0.33-era controller-runtime
+// operator, and checks what moves in its go.mod); `make compat` checks that,
+// tidies, builds and tests both.
 package consumer
 
 import (
@@ -82,9 +84,6 @@ func listPods(ctx context.Context, client kubernetes.Interface, rs *appsv1.Repli
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer: pods of %s: %w", rs.Name, err)
 	}
-	pods := make([]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		pods[i] = &list.Items[i]
-	}
+	pods := podrank.Pointers(list.Items)
 	return podrank.FilterActive(pods), podrank.FilterTerminating(pods), nil
 }

@@ -39,11 +39,7 @@ func pods(t *testing.T, client kubernetes.Interface) []*corev1.Pod {
 	t.Helper()
 	list, err := client.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	out := make([]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
-	}
-	return out
+	return podrank.Pointers(list.Items)
 }
 
 func names(pods []*corev1.Pod) []string {
