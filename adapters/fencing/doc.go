@@ -17,9 +17,11 @@
 //     acquisition, as soon as a read shows another holder, and from the
 //     release on.
 //   - [WrapTransport] refuses mutating requests (POST, PUT, PATCH, DELETE)
-//     other than to coordination.k8s.io while the fence refuses: it catches
-//     the writes already past the library's check, such as those waiting in
-//     client-go's rate limiter when the process was paused.
+//     while the fence refuses, except those to coordination.k8s.io (the
+//     lease) and the creates of reviews (TokenReview, SubjectAccessReview
+//     and their kin), which store nothing: it catches the writes already
+//     past the library's check, such as those waiting in client-go's rate
+//     limiter when the process was paused.
 //
 // Why it is safe: another replica takes the lease only once it has seen the
 // same record unchanged for the record's lease duration on its own clock,
