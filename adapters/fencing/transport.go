@@ -26,8 +26,9 @@ import (
 // /apis/<group>/<version>/… (the core group: /api/<version>/…), after the
 // path prefix of rest.Config.Host, if any. Not knowing the prefix,
 // WrapTransport takes the first path segment "api" or "apis" as the start
-// of the API path. Names further down the path never count: a pod named
-// coordination.k8s.io is fenced like any other.
+// of the API path; give a Host whose path has such a segment to
+// [WrapConfig], which knows it. Names further down the path never count:
+// a pod named coordination.k8s.io is fenced like any other.
 //
 // A refused request is not sent: RoundTrip returns an error that wraps
 // fence's, and client-go does not retry it. Reads (GET, HEAD, watches)
@@ -60,7 +61,7 @@ func wrapper(fence func() error, prefix string, exact bool) transport.WrapperFun
 type guard struct {
 	next  http.RoundTripper
 	fence func() error
-	// exact: the path prefix of rest.Config.Host is known, and
+	// exact: the path prefix of rest.Config.Host is known (WrapConfig), and
 	// the API path follows it directly. Otherwise the API path begins at
 	// the first segment "api" or "apis".
 	exact  bool
