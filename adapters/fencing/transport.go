@@ -28,7 +28,8 @@ import (
 // WrapTransport takes the first path segment "api" or "apis" as the start
 // of the API path; give a Host whose path has such a segment to
 // [WrapConfig], which knows it. Names further down the path never count:
-// a pod named coordination.k8s.io is fenced like any other.
+// an object named coordination.k8s.io, even of a custom resource whose
+// plural is "apis", is fenced like any other.
 //
 // A refused request is not sent: RoundTrip returns an error that wraps
 // fence's, and client-go does not retry it. Reads (GET, HEAD, watches)
