@@ -17,9 +17,20 @@
 //     acquisition, as soon as a read shows another holder, and from the
 //     release on.
 //   - [WrapTransport] refuses mutating requests (POST, PUT, PATCH, DELETE)
-//     other than to coordination.k8s.io while the fence refuses: it catches
-//     the writes already past the library's check, such as those waiting in
-//     client-go's rate limiter when the process was paused.
+//     while the fence refuses, except those to coordination.k8s.io (the
+//     lease) and the creates of reviews (TokenReview, SubjectAccessReview
+//     and their kin), which store nothing: it catches the writes already
+//     past the library's check, such as those waiting in client-go's rate
+//     limiter when the process was paused. [WrapConfig] returns a fenced
+//     copy of a rest.Config instead.
+//
+// Wrapping the manager's whole rest.Config fences every client built from
+// it, on every replica: the controller's writes and its events, and also
+// the writes of anything else the process runs, even what runs on a
+// standby (a webhook server rotating its certificate). Leases, reviews
+// (the secure metrics endpoint's authentication and authorization) and
+// reads pass. To fence the controller alone, build its clients from
+// [WrapConfig]'s copy and leave the manager's config unfenced.
 //
 // Why it is safe: another replica takes the lease only once it has seen the
 // same record unchanged for the record's lease duration on its own clock,

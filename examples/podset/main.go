@@ -15,9 +15,16 @@
 // have lost the Lease sends no write, and released on SIGTERM. A lost Lease
 // ends the process with exit code 1. -namespace restricts it to one
 // namespace (a field selector on the manager's caches).
+//
+// -metrics-secure serves -metrics-bind-address over HTTPS to callers that
+// kube-apiserver authenticates and authorizes (controller-runtime's
+// filters.WithAuthenticationAndAuthorization: a TokenReview and a
+// SubjectAccessReview per caller, cached). The fenced transport lets these
+// reviews pass, so a standby answers its scrapes too.
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"os"
 
@@ -27,6 +34,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
@@ -37,6 +45,7 @@ import (
 
 func main() {
 	metricsAddr := flag.String("metrics-bind-address", "0", "address of the metrics endpoint, e.g. 127.0.0.1:8080 (\"0\": off)")
+	metricsSecure := flag.Bool("metrics-secure", false, "serve /metrics over HTTPS (self-signed unless controller-runtime finds tls.crt and tls.key in its default certificate directory) to callers the API server authenticates (TokenReview) and authorizes (SubjectAccessReview: get on the non-resource URL /metrics); the controller's identity then needs create on tokenreviews and subjectaccessreviews")
 	probeAddr := flag.String("health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:8081 (\"0\": off)")
 	pprofAddr := flag.String("pprof-bind-address", "", "address of net/http/pprof's /debug/pprof/, e.g. 127.0.0.1:6060 (\"\": off); make compare -profile uses it")
 	exact := flag.Bool("exact", false, "exact expectations: pods named and expected by key, pending rounds resolved from the pod informer's store resourceVersion (EvidenceFirst) instead of the 5-minute timeout")
@@ -77,9 +86,19 @@ func main() {
 		rc.QPS = float32(*qps)
 		rc.Burst = *burst
 	}
+	metricsOpts := metricsserver.Options{BindAddress: *metricsAddr}
+	if *metricsSecure {
+		// controller-runtime's authenticated metrics, as kubebuilder
+		// scaffolds them. The reviews go out through rc, fenced below:
+		// the fence lets them pass, so a standby serves its scrapes too.
+		metricsOpts.SecureServing = true
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		// HTTP/1.1 only: no HTTP/2 stream handling to expose (rapid reset).
+		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
 	mopts := ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: *metricsAddr},
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: *probeAddr,
 		PprofBindAddress:       *pprofAddr,
 		Cache:                  cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
