@@ -457,7 +457,6 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 				MinReadySeconds: s.Spec.MinReadySeconds}, nil
 		},
 		Owners:        safeOwners{m},
-		Pods:          safePods{m},
 		Control:       c.Client,
 		Patcher:       &recPatcher{api: c.API, Err: m.patched},
 		Status:        m.status,
@@ -467,6 +466,12 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 		// Called from one Sync at a time, sequentially within it.
 		NameGenerator: func(prefix string) string { m.names++; return prefix + strconv.Itoa(m.names) },
 		CacheVersions: reconcile.CacheVersions{Synced: c.Informer.HasSynced},
+	}
+	// Half the cases read pods through the index by controller, half list
+	// the namespace (the Controller then filters, R-10.10).
+	cfg.Pods = safePods{m}
+	if rapid.Bool().Draw(t, "listOnlyPods") {
+		cfg.Pods = safeListPods{m}
 	}
 	if rapid.Bool().Draw(t, "cacheVersions") {
 		cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
@@ -629,6 +634,15 @@ func (p safePods) List(namespace string) ([]*corev1.Pod, error) {
 func (p safePods) ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
 	p.m.read()
 	return p.m.c.Informer.ByController(namespace, kind, name, uid), nil
+}
+
+// safeListPods reads the informer's cache without its index: a Pods that
+// is not a PodsByController.
+type safeListPods struct{ m *safetyModel }
+
+func (p safeListPods) List(namespace string) ([]*corev1.Pod, error) {
+	p.m.read()
+	return clusterPods{p.m.c}.List(namespace)
 }
 
 func (m *safetyModel) read() {
