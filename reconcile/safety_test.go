@@ -57,12 +57,12 @@ import (
 //   - (a) the pods the controller created over the run never exceed what it
 //     was asked for (the sum of the increases of the replicas of valid
 //     specs, from the pods it already had) plus the pods that left its
-//     control for reasons outside it (deleted, finished or relabelled behind
-//     its back, or released because a new valid selector no longer matches
-//     them) plus the pods whose add event the watch dropped (invisible to
-//     it until a relist) plus its creates whose response was lost after the
-//     write. Creates that fail before the write make no pod and get no
-//     allowance;
+//     control or reach for reasons outside it (deleted, finished or
+//     relabelled behind its back — an orphan it could adopt too — or
+//     released because a new valid selector no longer matches them) plus
+//     the pods whose add event the watch dropped (invisible to it until a
+//     relist) plus its creates whose response was lost after the write.
+//     Creates that fail before the write make no pod and get no allowance;
 //   - (b) a sync of an invalid spec creates, deletes, adopts and releases
 //     nothing and is terminal (ErrInvalidSpec, ErrTerminal), with the status
 //     computed from SyncResult.ManageErr carrying ErrInvalidSpec and the
@@ -76,8 +76,13 @@ import (
 //     terminal and never makes more creates or deletes than the burst
 //     (R-1.3).
 //
-// Huge replicas would make huge numbers of pods: the burst is at most 3 and
-// a case at most safetyMaxSteps steps, so a case stays cheap.
+// Huge replicas would make huge numbers of pods: the burst is at most 2 and
+// a case at most safetyMaxSteps steps, so a case stays cheap. A burst of 2
+// also keeps a case replayable: slow start's batches are then 1 and 1, so
+// the creates of a sync reach the API one at a time, and names and UIDs
+// follow the draws. The deletes of one sync still run concurrently: their
+// faults are chosen by pod name, not call order, and only the order of
+// their two events in the watch may differ between runs.
 
 const (
 	// safetyCases is the least number of cases `go test` runs;
@@ -398,7 +403,8 @@ type safetyModel struct {
 	createEvery   int
 	deleteFault   cluster.Fault
 	deleteEvery   int
-	names         int // NameGenerator's sequence
+
+	names int // NameGenerator's sequence: it is called from one Sync at a time
 
 	// figures
 	actions                                                                    map[string]int
@@ -463,13 +469,12 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 		StatusWriter:  m,
 		Clock:         c.Clock,
 		BurstReplicas: m.burst,
-		// Called from one Sync at a time, sequentially within it.
 		NameGenerator: func(prefix string) string { m.names++; return prefix + strconv.Itoa(m.names) },
 		CacheVersions: reconcile.CacheVersions{Synced: c.Informer.HasSynced},
 	}
 	// Half the cases read pods through the index by controller, half list
 	// the namespace (the Controller then filters, R-10.10).
-	cfg.Pods = safePods{m}
+	cfg.Pods = safePods{safeListPods{m}}
 	if rapid.Bool().Draw(t, "listOnlyPods") {
 		cfg.Pods = safeListPods{m}
 	}
@@ -491,8 +496,8 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 		OnDelete: func(p *corev1.Pod) { ctrl.PodDeleted(p) },
 	}
 	c.Client.Faults = cluster.Faults{Create: m.createHook, Delete: m.deleteHook}
-	// A lost create response is an allowance of (a): one case in four starts
-	// with them (the faults action sets others).
+	// A lost create response is an allowance of (a): a few cases start
+	// with them (the faults action sets more).
 	if every := rapid.SampledFrom([]int{0, 0, 0, 0, 0, 0, 4, 3, 2}).Draw(t, "lostCreateEvery"); every > 0 {
 		m.createFault, m.createEvery = cluster.LoseResponse, every
 	}
@@ -506,8 +511,9 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 		}
 		m.level = int64(before)
 	}
-	// Pods the controller must leave alone, all but one matched by every
-	// valid selector that matches app=web; and an orphan to adopt.
+	// Pods the controller must leave alone: another SafeSet's, those of an
+	// earlier SafeSet web (another UID) and of a ReplicaSet web, labelled
+	// as its own; an orphan no selector matches. And an orphan to adopt.
 	m.mustCreate(t, "sibling", map[string]string{"app": "web"}, m.ref("SafeSet", "other", "uid-other"))
 	m.mustCreate(t, "web-earlier", map[string]string{"app": "web", "tier": "a"}, m.ref("SafeSet", "web", "uid-web-earlier"))
 	m.mustCreate(t, "rs-web", map[string]string{"app": "web"}, m.ref("ReplicaSet", "web", "uid-rs-web"))
@@ -531,8 +537,9 @@ func (m *safetyModel) ref(kind, name string, uid types.UID) *metav1.OwnerReferen
 	return &metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: &yes, BlockOwnerDeletion: &yes}
 }
 
-// mustCreate puts a pod in the API; a pod with an owner other than the
-// SafeSet's UID, or none, and no app=web label, is untouchable.
+// mustCreate puts a pod in the API. A pod controlled by another owner, and
+// an orphan without an app label (no valid selector matches it), are
+// untouchable.
 func (m *safetyModel) mustCreate(t *rapid.T, name string, labels map[string]string, ref *metav1.OwnerReference) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: safetyNamespace, Name: name, Labels: labels}}
 	if ref != nil {
@@ -549,7 +556,7 @@ func (m *safetyModel) mustCreate(t *rapid.T, name string, labels map[string]stri
 	}
 }
 
-// active is the model's own predicate: not finished, not being deleted.
+// safeActive is the model's own predicate: not finished, not being deleted.
 func safeActive(p *corev1.Pod) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
@@ -621,28 +628,23 @@ func (o safeOwners) GetLive(_ context.Context, namespace, name string) (*safeSet
 	return o.Get(namespace, name)
 }
 
-// safePods reads the informer's cache; it counts reads.
-type safePods struct{ m *safetyModel }
-
-var _ reconcile.PodsByController = safePods{}
-
-func (p safePods) List(namespace string) ([]*corev1.Pod, error) {
-	p.m.read()
-	return clusterPods{p.m.c}.List(namespace)
-}
-
-func (p safePods) ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
-	p.m.read()
-	return p.m.c.Informer.ByController(namespace, kind, name, uid), nil
-}
-
-// safeListPods reads the informer's cache without its index: a Pods that
-// is not a PodsByController.
+// safeListPods lists the informer's cache, a Pods that is not a
+// PodsByController; it counts reads.
 type safeListPods struct{ m *safetyModel }
 
 func (p safeListPods) List(namespace string) ([]*corev1.Pod, error) {
 	p.m.read()
 	return clusterPods{p.m.c}.List(namespace)
+}
+
+// safePods also reads the informer's index by controller.
+type safePods struct{ safeListPods }
+
+var _ reconcile.PodsByController = safePods{}
+
+func (p safePods) ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
+	p.m.read()
+	return p.m.c.Informer.ByController(namespace, kind, name, uid), nil
 }
 
 func (m *safetyModel) read() {
@@ -705,15 +707,12 @@ func safeNameHash(name string) uint32 {
 // status is Config.Status: the ReplicaFailure condition from ManageErr
 // (status.SetReplicaFailure) and the count of active pods.
 func (m *safetyModel) status(owner *safeSet, res reconcile.SyncResult) (*safeSet, bool) {
-	m.mu.Lock()
-	m.statusCalls++
-	m.lastManageErr = res.ManageErr
-	m.mu.Unlock()
 	conds, changed := status.SetReplicaFailure(owner.Status.Conditions, res.ManageErr, res.Diff, owner.Generation, res.Now)
 	replicas := int32(len(res.Active))
 	write := changed || replicas != owner.Status.Replicas
 	m.mu.Lock()
-	m.lastAsked = write
+	m.statusCalls++
+	m.lastManageErr, m.lastAsked = res.ManageErr, write
 	m.mu.Unlock()
 	if !write {
 		return nil, false
