@@ -955,7 +955,8 @@ func (m *safetyModel) Relabel(t *rapid.T) {
 	}
 }
 
-// Faults picks new API faults: every k-th create or delete call gets one.
+// Faults picks new API faults: for every k-th create call, and for the
+// deletes of one pod in k.
 func (m *safetyModel) Faults(t *rapid.T) {
 	cf := rapid.SampledFrom([]cluster.Fault{cluster.NoFault, cluster.FailBefore, cluster.LoseResponse, cluster.NamespaceTerminating}).Draw(t, "createFault")
 	ck := rapid.IntRange(1, 4).Draw(t, "createEvery")
