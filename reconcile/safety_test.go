@@ -61,8 +61,11 @@ import (
 //     relabelled behind its back — an orphan it could adopt too — or
 //     released because a new valid selector no longer matches them) plus
 //     the pods whose add event the watch dropped (invisible to it until a
-//     relist) plus its creates whose response was lost after the write.
-//     Creates that fail before the write make no pod and get no allowance;
+//     relist) plus its creates and deletes whose response was lost after
+//     the write (a lost delete looks failed, as upstream treats it: from a
+//     cache that still shows that pod the next sync may delete another one,
+//     and replace it). Calls that fail before the write change nothing and
+//     get no allowance;
 //   - (b) a sync of an invalid spec creates, deletes, adopts and releases
 //     nothing and is terminal (ErrInvalidSpec, ErrTerminal), with the status
 //     computed from SyncResult.ManageErr carrying ErrInvalidSpec and the
@@ -74,7 +77,10 @@ import (
 //     read nothing (no owner, no pods) and write nothing (no
 //     create, delete, patch, status); a sync of a valid spec is never
 //     terminal and never makes more creates or deletes than the burst
-//
+//     . It may fail otherwise, to be retried: an injected fault, or a
+//     release refused by the fixture's patcher because the pod was replaced
+//     under the same name (recPatcher answers the UID precondition with
+//     Conflict).
 //
 // Huge replicas would make huge numbers of pods: the burst is at most 2 and
 // a case at most safetyMaxSteps steps, so a case stays cheap. A burst of 2
@@ -818,7 +824,7 @@ func (m *safetyModel) Sync(t *rapid.T) {
 			t.Fatalf("sync of invalid spec %v: no ReplicaFailure condition stored (status %+v)", m.spec, m.owner.Status)
 		}
 	default:
-		if errors.Is(err, reconcile.ErrTerminal) || (err != nil && res.ManageErr == nil) {
+		if errors.Is(err, reconcile.ErrTerminal) || errors.Is(err, reconcile.ErrInvalidSpec) {
 			t.Fatalf("sync of valid spec %v: %v", m.spec, err)
 		}
 		if res.Managed {
@@ -970,14 +976,14 @@ func (m *safetyModel) Faults(t *rapid.T) {
 // Check is the invariant after every step: (a) and (c).
 func (m *safetyModel) Check(t *rapid.T) {
 	st := m.c.Client.Stats()
-	bound := m.asked + m.left + m.missed + int64(st.CreateLost)
+	bound := m.asked + m.left + m.missed + int64(st.CreateLost+st.DeleteLost)
 	if int64(st.Created) == bound && bound > 0 {
 		m.atBound++
 	}
 	if int64(st.Created) > bound {
 		t.Fatalf("the controller created %d pods, more than the %d its valid specs asked for + %d that left its control "+
-			"+ %d whose add event was dropped + %d created with a lost response (spec %v)",
-			st.Created, m.asked, m.left, m.missed, st.CreateLost, m.spec)
+			"+ %d whose add event was dropped + %d creates and %d deletes whose response was lost (spec %v)",
+			st.Created, m.asked, m.left, m.missed, st.CreateLost, st.DeleteLost, m.spec)
 	}
 	m.mu.Lock()
 	v := m.violation
@@ -1021,6 +1027,7 @@ type safetyFigures struct {
 	dropped, relists, hugeCases                                       int
 	delivered, duplicated                                             int
 	createCalls, deleteCalls, namespaceTerminating, deleteFailed      int
+	deleteLost                                                        int
 }
 
 func (f *safetyFigures) add(m *safetyModel) {
@@ -1058,6 +1065,7 @@ func (f *safetyFigures) add(m *safetyModel) {
 	f.createCalls += st.Creates
 	f.deleteCalls += st.Deletes
 	f.deleteFailed += st.DeleteFailed
+	f.deleteLost += st.DeleteLost
 	f.left += int(m.left)
 	f.deselected += m.deselected
 	f.atBound += m.atBound
@@ -1083,8 +1091,8 @@ func (f *safetyFigures) log(t *testing.T) {
 		"%d before the initial list (in %d cases), %d deferred by the gate",
 		f.cases, f.steps, f.syncs, f.managed, f.invalid, f.invalidCases, f.scoped, f.unsynced, f.unsyncedCases, f.gate)
 	t.Logf("pods created %d (at most %d in a case; %d cases with huge replicas), %d with a lost response; create calls %d "+
-		"(%d failed before the write, %d NamespaceTerminating); delete calls %d (%d failed)",
-		f.created, f.maxCreated, f.hugeCases, f.lost, f.createCalls, f.failed, f.namespaceTerminating, f.deleteCalls, f.deleteFailed)
+		"(%d failed before the write, %d NamespaceTerminating); delete calls %d (%d failed before the write, %d lost responses)",
+		f.created, f.maxCreated, f.hugeCases, f.lost, f.createCalls, f.failed, f.namespaceTerminating, f.deleteCalls, f.deleteFailed, f.deleteLost)
 	t.Logf("(a) held with equality after %d steps, in %d cases", f.atBound, f.casesAtBound)
 	t.Logf("actions: %v", f.actions)
 	t.Logf("left the controller's control or reach %d (finished %d, deleted behind its back %d, relabelled %d, no longer selected %d); "+
