@@ -60,8 +60,10 @@ import (
 //     control or reach for reasons outside it (deleted, finished or
 //     relabelled behind its back — an orphan it could adopt too — or
 //     released because a new valid selector no longer matches them) plus
-//     the pods whose add event the watch dropped (invisible to it until a
-//     relist) plus its creates and deletes whose response was lost after
+//     the events of its pods the watch dropped (a pod whose add event is
+//     lost is invisible to it, one whose deletion is lost still counts,
+//     until a relist: it may create one pod too many, or delete one and
+//     replace it) plus its creates and deletes whose response was lost after
 //     the write (a lost delete looks failed, as upstream treats it: from a
 //     cache that still shows that pod the next sync may delete another one,
 //     and replace it). Calls that fail before the write change nothing and
@@ -392,7 +394,7 @@ type safetyModel struct {
 	levelMatch func(map[string]string) bool
 	asked      int64 // Σ max(0, replicas − level) over the valid specs set
 	left       int64 // pods that left control for reasons outside the controller
-	missed     int64 // add events of the owner's pods the watch dropped
+	missed     int64 // events of the owner's pods the watch dropped
 	deselected int   // of left: pods a new valid selector no longer matches
 	atBound    int   // steps after which the pods created were exactly the bound
 
@@ -863,15 +865,19 @@ func (m *safetyModel) Duplicate(t *rapid.T) {
 	}
 }
 
-// Drop loses a queued event. A lost add event of the owner's pod hides
-// that pod from the controller until a relist: an allowance of (a).
+// Drop loses a queued event. A lost event of the owner's pod leaves the
+// controller's cache wrong about it until a relist: a lost add hides the
+// pod, so the controller may create one too many; a lost deletion (or
+// finish) shows a pod that is gone, so once its expectations resolve (by
+// evidence, or after the TTL) the controller may delete another pod in its
+// place and then replace that one. Either is an allowance of (a).
 func (m *safetyModel) Drop(t *rapid.T) {
 	n := m.c.Informer.Len()
 	if n == 0 || !m.c.Informer.HasSynced() {
 		return
 	}
 	idx := rapid.IntRange(0, n-1).Draw(t, "dropIndex")
-	if ev, ok := m.c.Informer.Peek(idx); ok && ev.Type == cluster.Added {
+	if ev, ok := m.c.Informer.Peek(idx); ok {
 		if ref := cluster.ControllerOf(ev.Pod); ref != nil && ref.UID == m.owner.UID {
 			m.missed++
 		}
@@ -982,7 +988,7 @@ func (m *safetyModel) Check(t *rapid.T) {
 	}
 	if int64(st.Created) > bound {
 		t.Fatalf("the controller created %d pods, more than the %d its valid specs asked for + %d that left its control "+
-			"+ %d whose add event was dropped + %d creates and %d deletes whose response was lost (spec %v)",
+			"+ %d events of its pods dropped + %d creates and %d deletes whose response was lost (spec %v)",
 			st.Created, m.asked, m.left, m.missed, st.CreateLost, st.DeleteLost, m.spec)
 	}
 	m.mu.Lock()
@@ -1096,6 +1102,6 @@ func (f *safetyFigures) log(t *testing.T) {
 	t.Logf("(a) held with equality after %d steps, in %d cases", f.atBound, f.casesAtBound)
 	t.Logf("actions: %v", f.actions)
 	t.Logf("left the controller's control or reach %d (finished %d, deleted behind its back %d, relabelled %d, no longer selected %d); "+
-		"add events dropped %d of %d dropped, %d duplicated, %d delivered, %d relists; adopted %d, released %d",
+		"events of the owner's pods dropped %d of %d dropped, %d duplicated, %d delivered, %d relists; adopted %d, released %d",
 		f.left, f.finished, f.behindBack, f.relabelled, f.deselected, f.missed, f.dropped, f.duplicated, f.delivered, f.relists, f.adopted, f.released)
 }
