@@ -58,8 +58,10 @@ import (
 //     was asked for (the sum of the increases of the replicas of valid
 //     specs, from the pods it already had) plus the pods that left its
 //     control or reach for reasons outside it (deleted, finished or
-//     relabelled behind its back — an orphan it could adopt too — or
-//     released because a new valid selector no longer matches them) plus
+//     relabelled behind its back — any of its pods or orphans a valid
+//     selector matches, as its cache may show the pod unchanged when a
+//     later spec selects it — or released because a new valid selector no
+//     longer matches them) plus
 //     the events of its pods the watch dropped (a pod whose add event is
 //     lost is invisible to it, one whose deletion is lost still counts,
 //     until a relist: it may create one pod too many, or delete one and
@@ -906,22 +908,35 @@ func (m *safetyModel) Kubelet(*rapid.T) { m.c.Kubelet.Step() }
 // safePick is a pod the test may touch behind the controller's back.
 type safePick struct {
 	name   string
-	counts bool // in the controller's control, or an orphan it may adopt
+	counts bool // the owner's or an orphan, and some valid selector matches it
+}
+
+// claimable reports whether some valid selector matches labels: a pod with
+// them may count towards the owner, now or after a new spec.
+func claimable(labels map[string]string) bool {
+	for _, sel := range safeSelectors {
+		if sel.valid && sel.match(labels) {
+			return true
+		}
+	}
+	return false
 }
 
 // pick draws one of the pods the test may touch behind the controller's
 // back (any active pod but the untouchable ones). Whatever the test does
-// to it (finish, delete, relabel) takes it out of the controller's
-// control, or out of its reach if it is an orphan the controller may
-// adopt: adopted from a cache that does not show the change yet, it
-// counts as active until the change arrives, and is then replaced. Either
-// way it is an allowance of (a).
+// to it (finish, delete, relabel) takes it out of the controller's reach,
+// if it was in it or may come into it: the owner's pod, or an orphan, that
+// a valid selector matches. Its cache may not show the change yet, and
+// under this spec or a later one the controller may count the pod as
+// active (adopting it, if an orphan), delete another as excess, and then
+// replace that one: an allowance of (a).
 func (m *safetyModel) pick(t *rapid.T, label string) (string, bool) {
 	var pods []safePick
 	m.c.API.Each(func(p *corev1.Pod) {
 		if _, ok := m.untouchable[cluster.Key(p)]; !ok && safeActive(p) {
-			adoptable := cluster.ControllerOf(p) == nil && m.levelMatch(p.Labels)
-			pods = append(pods, safePick{p.Name, adoptable || m.inControl(p)})
+			ref := cluster.ControllerOf(p)
+			mine := ref == nil || ref.UID == m.owner.UID
+			pods = append(pods, safePick{p.Name, mine && claimable(p.Labels)})
 		}
 	})
 	if len(pods) == 0 {
