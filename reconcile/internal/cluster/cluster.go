@@ -15,6 +15,9 @@ type Options struct {
 	Seed             uint64    // seeds generated names
 	GracefulDeletion bool      // see APIOptions.GracefulDeletion
 	Nodes            int       // see Kubelet.Nodes
+	// Unsynced starts the informer before its initial list (see
+	// [NewUnsyncedInformer]): the test calls Informer.InitialList.
+	Unsynced bool
 }
 
 // Cluster wires the parts of a simulated cluster to one virtual clock: the
@@ -37,11 +40,15 @@ func New(opts Options) *Cluster {
 	}
 	clock := fakeclock.New(start)
 	api := NewAPI(APIOptions{Clock: clock, Seed: opts.Seed, GracefulDeletion: opts.GracefulDeletion})
+	inf := NewInformer
+	if opts.Unsynced {
+		inf = NewUnsyncedInformer
+	}
 	return &Cluster{
 		Clock:    clock,
 		API:      api,
 		Client:   NewClient(api),
-		Informer: NewInformer(api, clock),
+		Informer: inf(api, clock),
 		Kubelet:  &Kubelet{API: api, Nodes: opts.Nodes},
 	}
 }

@@ -14,9 +14,13 @@
 //     or report NamespaceTerminating; it counts every call by outcome.
 //   - [Informer] queues every API event and lets the test deliver them late
 //     (by age), in order, duplicated or dropped, relist or bookmark; it keeps
-//     the cache, calls a [Handler], and reports LastSyncResourceVersion.
-//   - [Kubelet] schedules pods, makes them Running and Ready, and removes
-//     pods whose deletion was requested.
+//     the cache, calls a [Handler], and reports LastSyncResourceVersion and
+//     HasSynced. One from [NewUnsyncedInformer] (Options.Unsynced) has not
+//     made its initial list: the pods in the API are invisible to it until
+//     the test calls [Informer.InitialList].
+//   - [Kubelet] schedules pods, makes them Running and Ready, removes pods
+//     whose deletion was requested, and on request finishes a pod
+//     (Succeeded or Failed, by its restartPolicy and activeDeadlineSeconds).
 //   - Time is a [fakeclock.Clock] that moves only when the test says so.
 //
 // Why it is not adapters/clientgo/fakecluster, the simulated cluster of the
@@ -32,7 +36,17 @@
 //     garbage collector, no namespaces as objects (only a "terminating"
 //     flag per namespace name).
 //   - No selectors, field or label filtering, admission, validation,
-//     defaulting, quotas or finalizers beyond the deletion timestamp.
+//     defaulting, quotas or finalizers beyond the deletion timestamp. The
+//     API stores any pod it is given, one without a namespace too, its
+//     restartPolicy and activeDeadlineSeconds unchecked.
+//   - The kubelet runs no containers: a pod is Running and Ready after one
+//     Step, and ends (Succeeded or Failed) only when the test calls
+//     [Kubelet.Finish] — never by itself when its activeDeadlineSeconds
+//     pass — and no container restarts are counted.
+//   - One informer, of pods. HasSynced is this informer's alone; a sync
+//     that reads owners from elsewhere (the tests keep them in memory) has
+//     no owner cache that could lag or be unsynced. The initial list is
+//     one call: a handler never sees a half-listed cache.
 //   - Update has no optimistic concurrency (resourceVersion preconditions
 //     are ignored) and there is no patch.
 //   - One watch stream, delivered in resourceVersion order; no watch

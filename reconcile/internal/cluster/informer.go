@@ -41,6 +41,12 @@ type InformerStats struct {
 // set, each event is delivered as its own type instead, so a duplicated
 // Added event reaches OnAdd twice (modelling at-least-once notification).
 //
+// An informer from [NewInformer] has listed the API when it is returned; one
+// from [NewUnsyncedInformer] has not: until [Informer.InitialList] it has
+// not synced ([Informer.HasSynced] is false), its cache is empty, its
+// LastSyncResourceVersion is "", and it delivers nothing, as a reflector
+// that has not listed yet.
+//
 // The zero Informer is not usable; use [NewInformer]. Set Handler, Raw and
 // DropIf before events flow. Its methods are safe for concurrent use, and
 // the handler runs without the informer's lock held, on the goroutine that
@@ -57,6 +63,7 @@ type Informer struct {
 	clock Clock
 
 	mu      sync.Mutex
+	synced  bool // the initial list has been made
 	pending []Event
 	cache   map[string]*corev1.Pod
 	index   map[string]map[string]*corev1.Pod // controller key → pod key → pod
@@ -64,13 +71,11 @@ type Informer struct {
 	stats   InformerStats
 }
 
-// NewInformer lists api into a new cache and watches it from then on. No
-// handler is called for the initial list.
+// NewInformer lists api into a new cache and watches it from then on: it
+// has synced when it is returned. No handler is called for the initial
+// list.
 func NewInformer(api *API, clock Clock) *Informer {
-	inf := &Informer{api: api, clock: clock, cache: map[string]*corev1.Pod{}, index: map[string]map[string]*corev1.Pod{}}
-	// Watch first, then list, then discard the queued events the list
-	// covers: no write is missed and none is seen twice.
-	api.Watch(inf.enqueue)
+	inf := NewUnsyncedInformer(api, clock)
 	pods, rv := api.List()
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
@@ -79,7 +84,41 @@ func NewInformer(api *API, clock Clock) *Informer {
 	}
 	inf.lastRV = parseRV(rv)
 	inf.discardCoveredLocked()
+	inf.synced = true
 	return inf
+}
+
+// NewUnsyncedInformer returns an informer of api that has not listed yet:
+// the pods api holds, and every write until [Informer.InitialList], reach
+// its cache only through that list. It queues api's events from the start
+// (a watch registered before the list, so that no write is missed); the
+// list discards those it covers.
+func NewUnsyncedInformer(api *API, clock Clock) *Informer {
+	inf := &Informer{api: api, clock: clock, cache: map[string]*corev1.Pod{}, index: map[string]map[string]*corev1.Pod{}}
+	api.Watch(inf.enqueue)
+	return inf
+}
+
+// HasSynced reports whether the informer has made its initial list, like
+// client-go's HasSynced: always true for an informer from [NewInformer].
+func (i *Informer) HasSynced() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.synced
+}
+
+// InitialList makes the initial list of an informer from
+// [NewUnsyncedInformer]: the cache is filled from a list of the API, the
+// handler's OnAdd is called for every pod (as client-go notifies the
+// initial list's items), the queued events the list covers are discarded,
+// LastSyncResourceVersion becomes the list's and HasSynced true. It
+// returns the number of notifications; on an informer that has synced it
+// does nothing and returns 0.
+func (i *Informer) InitialList() int {
+	if i.HasSynced() {
+		return 0
+	}
+	return i.list(false)
 }
 
 func (i *Informer) now() time.Time {
@@ -165,7 +204,7 @@ func (i *Informer) DeliverOne(lag time.Duration) bool {
 
 func (i *Informer) deliverNext(cutoff time.Time, useCutoff bool) bool {
 	i.mu.Lock()
-	if len(i.pending) == 0 || (useCutoff && i.pending[0].At.After(cutoff)) {
+	if !i.synced || len(i.pending) == 0 || (useCutoff && i.pending[0].At.After(cutoff)) {
 		i.mu.Unlock()
 		return false
 	}
@@ -205,6 +244,17 @@ func (i *Informer) deliverNext(cutoff time.Time, useCutoff bool) bool {
 	return true
 }
 
+// Peek returns the queued event at index idx (0 is the oldest) and reports
+// whether there is one; the event stays queued.
+func (i *Informer) Peek(idx int) (Event, bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if idx < 0 || idx >= len(i.pending) {
+		return Event{}, false
+	}
+	return i.pending[idx], true
+}
+
 // Drop discards the queued event at index idx (0 is the oldest) and reports
 // whether there was one. The cache never sees it.
 func (i *Informer) Drop(idx int) bool {
@@ -236,12 +286,13 @@ func (i *Informer) Duplicate(idx int) bool {
 
 // Bookmark models a watch bookmark: when no event is queued, the cache has
 // seen everything up to the API's current resourceVersion, and
-// LastSyncResourceVersion moves there. It reports whether it moved.
+// LastSyncResourceVersion moves there. It reports whether it moved; an
+// informer that has not synced has no watch to bookmark.
 func (i *Informer) Bookmark() bool {
 	rv := parseRV(i.api.ResourceVersion())
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if len(i.pending) > 0 || rv <= i.lastRV {
+	if !i.synced || len(i.pending) > 0 || rv <= i.lastRV {
 		return false
 	}
 	i.lastRV = rv
@@ -254,8 +305,13 @@ func (i *Informer) Bookmark() bool {
 // the last cached state for vanished ones — where client-go would wrap it
 // in a tombstone), queued events the list covers are discarded and
 // LastSyncResourceVersion becomes the list's. It returns the number of
-// notifications.
-func (i *Informer) Relist() int {
+// notifications. On an informer that has not synced, it is the
+// [Informer.InitialList], counted as a relist.
+func (i *Informer) Relist() int { return i.list(true) }
+
+// list replaces the cache by a list of the API and notifies the
+// differences; relist says whether to count it in Stats.Relists.
+func (i *Informer) list(relist bool) int {
 	pods, rv := i.api.List()
 	type note struct{ old, cur *corev1.Pod }
 	var notes []note
@@ -283,7 +339,10 @@ func (i *Informer) Relist() int {
 		i.lastRV = r
 	}
 	i.discardCoveredLocked()
-	i.stats.Relists++
+	i.synced = true
+	if relist {
+		i.stats.Relists++
+	}
 	h := i.Handler
 	i.mu.Unlock()
 
@@ -302,10 +361,13 @@ func (i *Informer) Relist() int {
 
 // LastSyncResourceVersion returns the resourceVersion of the cache's view:
 // the latest delivered event, list or bookmark, like client-go's
-// LastStoreSyncResourceVersion.
+// LastStoreSyncResourceVersion; "" before the initial list.
 func (i *Informer) LastSyncResourceVersion() string {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if !i.synced {
+		return ""
+	}
 	return strconv.FormatInt(i.lastRV, 10)
 }
 

@@ -153,3 +153,58 @@ func TestInformerByController(t *testing.T) {
 	assert.Equal(t, []string{"b", "a", "e"}, names())
 	assert.Empty(t, c.Informer.ByController("elsewhere", "ReplicaSet", "web", "uid-web"))
 }
+
+// An informer that has not listed sees nothing: not the pods the API held
+// before it started, not the writes since. Its initial list brings them
+// all at once, each as an add, and covers the queued events.
+func TestInformerInitialList(t *testing.T) {
+	c := cluster.New(cluster.Options{Unsynced: true})
+	var r recorder
+	c.Informer.Handler = r.handler()
+	_, err := c.API.Create(named("a"))
+	require.NoError(t, err)
+	_, err = c.API.Create(named("b"))
+	require.NoError(t, err)
+
+	assert.False(t, c.Informer.HasSynced())
+	assert.Empty(t, c.Informer.LastSyncResourceVersion(), "no list, no version")
+	assert.Zero(t, c.Informer.DeliverAll(), "no watch before the list")
+	assert.False(t, c.Informer.Bookmark())
+	assert.Empty(t, c.Informer.Pods())
+	assert.Equal(t, 2, c.Informer.Len(), "the events are queued meanwhile")
+
+	assert.Equal(t, 2, c.Informer.InitialList())
+	assert.True(t, c.Informer.HasSynced())
+	assert.Equal(t, []string{"add a", "add b"}, r.calls)
+	assert.Equal(t, c.API.ResourceVersion(), c.Informer.LastSyncResourceVersion())
+	assert.Zero(t, c.Informer.Len(), "the list covers the queued events")
+	assert.Zero(t, c.Informer.InitialList(), "once only")
+	assert.Zero(t, c.Informer.Stats().Relists)
+
+	_, err = c.API.Create(named("c"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.Informer.DeliverAll(), "the watch runs from the list on")
+	assert.Len(t, c.Informer.Pods(), 3)
+
+	d := cluster.New(cluster.Options{Unsynced: true})
+	_, err = d.API.Create(named("a"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, d.Informer.Relist(), "a relist before the first list is that list")
+	assert.True(t, d.Informer.HasSynced())
+	assert.True(t, cluster.New(cluster.Options{}).Informer.HasSynced())
+}
+
+func TestInformerPeek(t *testing.T) {
+	c := cluster.New(cluster.Options{})
+	_, err := c.API.Create(named("a"))
+	require.NoError(t, err)
+	ev, ok := c.Informer.Peek(0)
+	require.True(t, ok)
+	assert.Equal(t, cluster.Added, ev.Type)
+	assert.Equal(t, "ns/a", ev.Key())
+	assert.Equal(t, 1, c.Informer.Len(), "peeking leaves the event queued")
+	_, ok = c.Informer.Peek(1)
+	assert.False(t, ok)
+	_, ok = c.Informer.Peek(-1)
+	assert.False(t, ok)
+}

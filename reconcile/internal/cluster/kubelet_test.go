@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/reconcilekit/reconcilekit/internal/podutil"
 	"github.com/reconcilekit/reconcilekit/reconcile/internal/cluster"
 )
 
@@ -26,4 +27,41 @@ func TestKubelet(t *testing.T) {
 	assert.Equal(t, corev1.PodRunning, pods[0].Status.Phase)
 	readied, removed = c.Kubelet.Step()
 	assert.Zero(t, readied+removed, "ready pods are left alone")
+}
+
+// A finished pod stays in the API, not Ready, and the kubelet leaves it
+// alone: Never and OnFailure pods complete, the others fail.
+func TestKubeletFinish(t *testing.T) {
+	c := cluster.New(cluster.Options{})
+	deadline := int64(30)
+	for name, spec := range map[string]corev1.PodSpec{
+		"always":   {},
+		"never":    {RestartPolicy: corev1.RestartPolicyNever},
+		"once":     {RestartPolicy: corev1.RestartPolicyOnFailure},
+		"deadline": {RestartPolicy: corev1.RestartPolicyNever, ActiveDeadlineSeconds: &deadline},
+	} {
+		p := named(name)
+		p.Spec = spec
+		_, err := c.API.Create(p)
+		require.NoError(t, err)
+	}
+	readied, _ := c.Kubelet.Step()
+	require.Equal(t, 4, readied)
+	for name, want := range map[string]corev1.PodPhase{
+		"always": corev1.PodFailed, "never": corev1.PodSucceeded, "once": corev1.PodSucceeded, "deadline": corev1.PodFailed,
+	} {
+		phase, ok := c.Kubelet.Finish("ns", name)
+		require.True(t, ok, name)
+		assert.Equal(t, want, phase, name)
+		p, _ := c.API.Get("ns", name)
+		assert.Equal(t, want, p.Status.Phase, name)
+		assert.False(t, podutil.IsReady(p), name)
+	}
+	_, ok := c.Kubelet.Finish("ns", "never")
+	assert.False(t, ok, "finished already")
+	_, ok = c.Kubelet.Finish("ns", "missing")
+	assert.False(t, ok)
+	readied, removed := c.Kubelet.Step()
+	assert.Zero(t, readied+removed, "finished pods are not restarted")
+	assert.Equal(t, 4, c.API.Len())
 }
