@@ -106,11 +106,19 @@ func (b *delayedBody) Read(out []byte) (int, error) {
 	}
 	for {
 		delay, changed := b.p.delayState()
-		wait := head.at.Add(delay).Sub(b.p.clock.Now())
+		due := head.at.Add(delay)
+		wait := due.Sub(b.p.clock.Now())
 		if wait <= 0 {
 			break
 		}
 		t := b.p.clock.NewTimer(wait)
+		// The clock may have moved between reading it and arming the
+		// timer (a fake clock's Step does, and a timer armed after the
+		// step would wait past due): look again now that it is armed.
+		if !b.p.clock.Now().Before(due) {
+			t.Stop()
+			break
+		}
 		select {
 		case <-t.C():
 		case <-changed:
