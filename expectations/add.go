@@ -11,8 +11,11 @@ import (
 // (ExpectCreationKeys). Deletions pending under key stay pending, so one key
 // can wait for creations and deletions at once.
 //
-// If a creation is still pending (the creation counter is positive),
-// podKey joins the expected keys and the counter rises by one unless podKey
+// Pending expectations of either kind that are past their time limit
+// (see [Options].CreationExpiry; with the zero Expiry, the TTL) are
+// forgotten first, counter and pod keys, so that the new round does not arm
+// them again. If a creation is still pending (the creation counter is
+// positive), podKey joins the expected keys and the counter rises by one unless podKey
 // was already expected; a key that counted creations (Set, ExpectCreations)
 // starts tracking them, and keeps the creations it counted, which only
 // CreationObserved, Lower or the TTL can then settle. Otherwise the expected
@@ -21,12 +24,14 @@ import (
 //
 // Like every Expect call it restarts key's TTL and forgets the write
 // evidence recorded so far (a new round), so record the create's write with
-// [Gate.Wrote] after this call. Creating a record for a key without one is
+// [Gate.Wrote] after this call; under a per-kind Expiry it re-arms the
+// creations only, and pending deletions keep their time. Creating a record for a key without one is
 // fine. CreationObservedKey settles podKey. Safe for concurrent use.
 func (t *Tracker) AddCreationKey(key, podKey string) {
 	now := t.now()
 	t.mu.Lock()
 	r := t.upsert(key)
+	t.dropTimedOut(r, now)
 	if r.adds <= 0 {
 		r.adds = 0
 		clear(r.addKeys)
@@ -43,7 +48,9 @@ func (t *Tracker) AddCreationKey(key, podKey string) {
 		r.addKeys[podKey] = struct{}{}
 		adds++
 	}
+	delSince := r.delSince
 	t.startRound(r, adds, r.dels, now)
+	r.delSince = delSince // the deletions pending are not armed again
 	t.mu.Unlock()
 }
 
@@ -53,19 +60,22 @@ func (t *Tracker) AddCreationKey(key, podKey string) {
 // under key stay pending, so one key can wait for creations and deletions
 // at once.
 //
-// If a deletion is still pending (the deletion counter is positive), podKey
-// joins the expected keys and the counter rises by one unless podKey was
+// Pending expectations of either kind that are past their time limit are
+// forgotten first, as AddCreationKey does. If a deletion is still pending
+// (the deletion counter is positive), podKey joins the expected keys and the counter rises by one unless podKey was
 // already expected. Otherwise the expected deletions start afresh: podKey
 // alone and a counter of 1, so that neither a negative counter nor a pod key
 // left over from an earlier round can settle the new deletion.
 //
 // Like every Expect call it restarts key's TTL and forgets the write
-// evidence recorded so far (a new round). DeletionObserved settles podKey.
+// evidence recorded so far (a new round); under a per-kind Expiry it re-arms
+// the deletions only. DeletionObserved settles podKey.
 // Safe for concurrent use.
 func (t *Tracker) AddDeletionKey(key, podKey string) {
 	now := t.now()
 	t.mu.Lock()
 	r := t.upsert(key)
+	t.dropTimedOut(r, now)
 	if r.dels <= 0 {
 		r.dels = 0
 		clear(r.delKeys)
@@ -80,21 +90,30 @@ func (t *Tracker) AddDeletionKey(key, podKey string) {
 		r.nDelKeys++
 		dels++
 	}
+	addSince := r.addSince
 	t.startRound(r, r.adds, dels, now)
+	r.addSince = addSince // the creations pending are not armed again
 	t.mu.Unlock()
 }
 
 // PendingKeys returns the pod keys whose creation (for a key that tracks
 // creations) and whose deletion key still expects, each sorted, nil when
-// there are none or key has no record. It copies the two sets and nothing
-// else: unlike Snapshot it reads neither the clock nor the Gate's caches.
-// Safe for concurrent use.
+// there are none or key has no record. A kind past its time limit (by time
+// alone: its Expiry, else the TTL, the safety limit under EvidenceFirst)
+// has none, though Snapshot still lists them until a new round replaces
+// them. It reads the clock once and copies the two sets, and never calls
+// the Gate's caches. Safe for concurrent use.
 func (t *Tracker) PendingKeys(key string) (creations, deletions []string) {
+	now := t.now()
 	t.mu.Lock()
 	r := t.records[key]
 	if r != nil {
-		creations = keysOf(r.addKeys)
-		deletions = keysOf(r.delKeys)
+		if r.adds > 0 && !t.timedOut(t.opts.CreationExpiry, r.addSince, now) {
+			creations = keysOf(r.addKeys)
+		}
+		if r.dels > 0 && !t.timedOut(t.opts.DeletionExpiry, r.delSince, now) {
+			deletions = keysOf(r.delKeys)
+		}
 	}
 	t.mu.Unlock()
 	slices.Sort(creations)

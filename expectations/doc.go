@@ -21,8 +21,11 @@
 // A controller that records one pod at a time, or waits for creations and
 // deletions under one key at once (one key per pod group of an owner), adds
 // pod keys with [Tracker.AddCreationKey] and [Tracker.AddDeletionKey], reads
-// them with [Tracker.PendingKeys], and lists or forgets an owner's keys with
-// [Tracker.KeysWithPrefix] and [Tracker.DeletePrefix].
+// them with [Tracker.PendingKeys], checks them against a cache or a client
+// with [Tracker.Observe], times creations and deletions apart
+// ([Options].CreationExpiry, [Options].DeletionExpiry), and lists or
+// forgets an owner's keys with [Tracker.KeysWithPrefix] and
+// [Tracker.DeletePrefix].
 //
 // The zero Tracker and the zero Gate are ready to use and safe for
 // concurrent use. Zero

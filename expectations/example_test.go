@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
@@ -214,4 +216,33 @@ func ExampleTracker_AddCreationKey() {
 	// [default/worker-3 default/worker-4] [default/worker-0] false
 	// true
 	// [default/job/ps default/job/workers] 2
+}
+
+// An operator that records each pod right after writing it, times out
+// creations after 30 seconds but waits for deletions however long they
+// take, and checks its pending pods against its client before each sync.
+func ExampleTracker_Observe() {
+	tracker := expectations.New(expectations.Options{
+		CreationExpiry: expectations.ExpireAfter(30 * time.Second),
+		DeletionExpiry: expectations.ExpireNever(),
+	})
+	const key = "default/cluster/workers" // owner key + "/" + pod group
+
+	tracker.AddCreationKey(key, "default/worker-a")   // after each create
+	tracker.AddDeletionKey(key, "default/worker-old") // after each delete
+
+	// What the operator's client (or cache) holds now: worker-a exists,
+	// worker-old is still terminating.
+	now := metav1.Now()
+	pods := map[string]*corev1.Pod{
+		"default/worker-a":   {},
+		"default/worker-old": {ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}},
+	}
+	lookup := func(podKey string) (*corev1.Pod, error) {
+		return pods[podKey], nil
+	}
+	observed, err := tracker.Observe(key, lookup)
+	fmt.Println(observed, err, tracker.Satisfied(key))
+	// Output:
+	// 2 <nil> true
 }

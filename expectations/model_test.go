@@ -1,6 +1,7 @@
 package expectations_test
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
@@ -17,13 +20,14 @@ import (
 // modelRecord is the plain-Go model of one key's expectations, written
 // straight from docs/rules.md §2–§3 and the Tracker's documented extensions.
 type modelRecord struct {
-	adds, dels int
-	since      time.Time
-	delKeys    map[string]bool // nil: ExpectDeletions never called
-	addKeys    map[string]bool
-	trackAdds  bool
-	writeRV    string // highest well-formed write this round, "" if none
-	writeBad   bool   // a malformed write was recorded this round
+	adds, dels         int
+	since              time.Time
+	addSince, delSince time.Time       // when each kind was last armed
+	delKeys            map[string]bool // nil: ExpectDeletions never called
+	addKeys            map[string]bool
+	trackAdds          bool
+	writeRV            string // highest well-formed write this round, "" if none
+	writeBad           bool   // a malformed write was recorded this round
 
 	pendingSeen, resolved bool // for Hooks.Resolved
 }
@@ -39,8 +43,35 @@ type trackerModel struct {
 	policy  expectations.ExpiryPolicy
 	ttl     time.Duration   // effective TTL
 	safety  time.Duration   // effective safety limit
-	limits  []time.Duration // ages worth probing: TTL, safety limit, as configured
+	limits  []time.Duration // ages worth probing: TTL, safety limit, as configured, per-kind limits
 	records map[string]*modelRecord
+
+	// creation and deletion are the per-kind expiries; perKind is set when
+	// either is not the zero Expiry.
+	creation, deletion modelExpiry
+	perKind            bool
+}
+
+// modelExpiry is the model's reading of an Expiry: "" (inherit), "after",
+// "never" or "now".
+type modelExpiry struct {
+	mode  string
+	after time.Duration
+}
+
+func drawExpiry(t *rapid.T, label string) (expectations.Expiry, modelExpiry) {
+	switch rapid.SampledFrom([]string{"", "", "after", "after0", "never", "now"}).Draw(t, label) {
+	case "after":
+		d := rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second, time.Hour}).Draw(t, label+"After")
+		return expectations.ExpireAfter(d), modelExpiry{"after", d}
+	case "after0": // ExpireAfter(d <= 0) is ExpireNow
+		return expectations.ExpireAfter(-time.Duration(rapid.IntRange(0, 1).Draw(t, label+"Neg"))), modelExpiry{mode: "now"}
+	case "never":
+		return expectations.ExpireNever(), modelExpiry{mode: "never"}
+	case "now":
+		return expectations.ExpireNow(), modelExpiry{mode: "now"}
+	}
+	return expectations.Expiry{}, modelExpiry{}
 }
 
 var (
@@ -75,6 +106,10 @@ func newTrackerModel(t *rapid.T) *trackerModel {
 	}
 	m.safety = max(m.safety, m.ttl)
 	m.limits = []time.Duration{m.ttl, m.safety, opts.SafetyLimit}
+	opts.CreationExpiry, m.creation = drawExpiry(t, "creationExpiry")
+	opts.DeletionExpiry, m.deletion = drawExpiry(t, "deletionExpiry")
+	m.perKind = m.creation.mode != "" || m.deletion.mode != ""
+	m.limits = append(m.limits, m.creation.after, m.deletion.after)
 	opts.Clock = m.clk
 	opts.Gate = new(expectations.Gate) // a Gate without caches: writes, no evidence
 	if rapid.Bool().Draw(t, "cacheVersion") {
@@ -125,6 +160,7 @@ func (m *trackerModel) startRound(key string, adds, dels int) *modelRecord {
 		m.records[key] = r
 	}
 	r.adds, r.dels, r.since = adds, dels, m.clk.Now()
+	r.addSince, r.delSince = r.since, r.since
 	r.writeRV, r.writeBad = "", false
 	r.pendingSeen, r.resolved = !r.fulfilled(), false
 	return r
@@ -167,6 +203,8 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 				r = &modelRecord{}
 				m.records[key] = r
 			}
+			m.dropTimedOut(r)
+			delSince := r.delSince
 			if r.adds <= 0 || !r.trackAdds { // afresh, or counted creations kept
 				if r.adds < 0 {
 					r.adds = 0
@@ -182,6 +220,7 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 				r.adds++
 			}
 			m.startRound(key, r.adds, r.dels)
+			r.delSince = delSince
 		},
 		"AddDeletionKey": func(t *rapid.T) {
 			key, podKey := drawKey(t), drawPodKey(t)
@@ -191,6 +230,8 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 				r = &modelRecord{}
 				m.records[key] = r
 			}
+			m.dropTimedOut(r)
+			addSince := r.addSince
 			if r.dels <= 0 { // afresh: no stale key settles it
 				r.dels = 0
 				r.delKeys = nil
@@ -203,6 +244,7 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 				r.dels++
 			}
 			m.startRound(key, r.adds, r.dels)
+			r.addSince = addSince
 		},
 		"DeletePrefix": func(t *rapid.T) {
 			prefix := rapid.SampledFrom(modelPrefixes).Draw(t, "prefix")
@@ -215,6 +257,52 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 			}
 			if got := m.tr.DeletePrefix(prefix); got != want {
 				t.Fatalf("DeletePrefix(%q) = %d, want %d", prefix, got, want)
+			}
+		},
+		"Observe": func(t *rapid.T) {
+			key := drawKey(t)
+			states := map[string]string{}
+			for _, podKey := range modelPodKeys {
+				states[podKey] = rapid.SampledFrom([]string{"absent", "present", "terminating", "error"}).Draw(t, "state "+podKey)
+			}
+			lookup := func(podKey string) (*corev1.Pod, error) {
+				switch states[podKey] {
+				case "present":
+					return &corev1.Pod{}, nil
+				case "terminating":
+					return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}}, nil
+				case "error":
+					return nil, errors.New("lookup failed")
+				}
+				return nil, nil
+			}
+			observed, err := m.tr.Observe(key, lookup)
+			want, wantErr := 0, false
+			if r := m.records[key]; r != nil {
+				creations, deletions := m.wantPendingKeys(r)
+				for _, podKey := range creations {
+					switch states[podKey] {
+					case "present", "terminating":
+						delete(r.addKeys, podKey)
+						r.adds--
+						want++
+					case "error":
+						wantErr = true
+					}
+				}
+				for _, podKey := range deletions {
+					switch states[podKey] {
+					case "absent", "terminating":
+						delete(r.delKeys, podKey)
+						r.dels--
+						want++
+					case "error":
+						wantErr = true
+					}
+				}
+			}
+			if observed != want || (err != nil) != wantErr {
+				t.Fatalf("Observe(%q) = %d, %v; want %d, error %v", key, observed, err, want, wantErr)
 			}
 		},
 		"CreationObserved": func(t *rapid.T) {
@@ -311,7 +399,8 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 			}
 			limit := rapid.SampledFrom(m.limits).Draw(t, "limit")
 			extra := rapid.SampledFrom([]time.Duration{-time.Nanosecond, 0, time.Nanosecond}).Draw(t, "extra")
-			m.clk.Set(r.since.Add(limit + extra))
+			from := rapid.SampledFrom([]time.Time{r.since, r.addSince, r.delSince}).Draw(t, "from")
+			m.clk.Set(from.Add(limit + extra))
 		},
 		"": m.check,
 	}
@@ -331,6 +420,19 @@ func (m *trackerModel) want(key string) expectations.Status {
 	}
 	if r.fulfilled() {
 		return verdict(true, expectations.Fulfilled)
+	}
+	if m.perKind {
+		return m.wantKinds(r, st)
+	}
+	res := m.policyVerdict(r, age)
+	return verdict(res.Satisfied, res.Resolution)
+}
+
+// policyVerdict is the Tracker's policy on a pending round whose age is
+// given; kinds judged alone pass their own age.
+func (m *trackerModel) policyVerdict(r *modelRecord, age time.Duration) expectations.Status {
+	verdict := func(satisfied bool, res expectations.Resolution) expectations.Status {
+		return expectations.Status{Satisfied: satisfied, Resolution: res}
 	}
 	switch m.policy {
 	case expectations.NeverExpire:
@@ -354,6 +456,98 @@ func (m *trackerModel) want(key string) expectations.Status {
 		return verdict(true, expectations.Expired)
 	}
 	return verdict(false, expectations.Waiting)
+}
+
+// kindVerdict judges one pending kind, armed at since, under its expiry.
+func (m *trackerModel) kindVerdict(r *modelRecord, e modelExpiry, since time.Time) expectations.Status {
+	age := m.clk.Now().Sub(since)
+	switch e.mode {
+	case "now":
+		return expectations.Status{Satisfied: true, Resolution: expectations.Expired}
+	case "never":
+		return expectations.Status{Resolution: expectations.Waiting}
+	case "after":
+		if age > e.after {
+			return expectations.Status{Satisfied: true, Resolution: expectations.Expired}
+		}
+		return expectations.Status{Resolution: expectations.Waiting}
+	}
+	return m.policyVerdict(r, age)
+}
+
+// wantKinds is the verdict with a per-kind expiry: satisfied when every
+// pending kind is; WaitingForCache if a waiting kind waits for the cache;
+// Expired over ResolvedByEvidence once satisfied.
+func (m *trackerModel) wantKinds(r *modelRecord, st expectations.Status) expectations.Status {
+	var kinds []expectations.Status
+	if r.adds > 0 {
+		kinds = append(kinds, m.kindVerdict(r, m.creation, r.addSince))
+	}
+	if r.dels > 0 {
+		kinds = append(kinds, m.kindVerdict(r, m.deletion, r.delSince))
+	}
+	st.Satisfied, st.Resolution = true, expectations.ResolvedByEvidence
+	for _, k := range kinds {
+		if k.Resolution == expectations.Expired {
+			st.Resolution = expectations.Expired
+		}
+	}
+	for _, k := range kinds {
+		if !k.Satisfied {
+			st.Satisfied = false
+			if st.Resolution != expectations.WaitingForCache {
+				st.Resolution = k.Resolution
+			}
+		}
+	}
+	return st
+}
+
+// timedOut is the time-only limit of a kind, which PendingKeys and the Add
+// calls apply: its expiry, else the TTL (no limit under NeverExpire, the
+// safety limit under EvidenceFirst).
+func (m *trackerModel) timedOut(e modelExpiry, since time.Time) bool {
+	age := m.clk.Now().Sub(since)
+	switch e.mode {
+	case "now":
+		return true
+	case "never":
+		return false
+	case "after":
+		return age > e.after
+	}
+	switch m.policy {
+	case expectations.NeverExpire:
+		return false
+	case expectations.EvidenceFirst:
+		return age > m.safety
+	}
+	return age > m.ttl
+}
+
+// dropTimedOut models the Add calls forgetting a kind past its limit.
+func (m *trackerModel) dropTimedOut(r *modelRecord) {
+	if r.adds > 0 && m.timedOut(m.creation, r.addSince) {
+		r.adds, r.addKeys = 0, nil
+	}
+	if r.dels > 0 && m.timedOut(m.deletion, r.delSince) {
+		r.dels = 0
+		if r.delKeys != nil {
+			r.delKeys = map[string]bool{}
+		}
+	}
+}
+
+// wantPendingKeys is what PendingKeys returns: the keys of each kind still
+// pending and not past its time limit.
+func (m *trackerModel) wantPendingKeys(r *modelRecord) (creations, deletions []string) {
+	if r.adds > 0 && !m.timedOut(m.creation, r.addSince) {
+		creations = sortedModelKeys(r.addKeys)
+	}
+	if r.dels > 0 && !m.timedOut(m.deletion, r.delSince) {
+		deletions = sortedModelKeys(r.delKeys)
+	}
+	return creations, deletions
 }
 
 // check compares every observable of every key with the model.
@@ -395,8 +589,9 @@ func (m *trackerModel) check(t *rapid.T) {
 			t.Fatalf("key %q: CreationKeys = %v, want %v", key, got, want)
 		}
 		creations, deletions := m.tr.PendingKeys(key)
-		if !slices.Equal(creations, snap.CreationKeys) || !slices.Equal(deletions, snap.DeletionKeys) {
-			t.Fatalf("key %q: PendingKeys = %v, %v; Snapshot %v, %v", key, creations, deletions, snap.CreationKeys, snap.DeletionKeys)
+		wantCreations, wantDeletions := m.wantPendingKeys(r)
+		if !slices.Equal(creations, wantCreations) || !slices.Equal(deletions, wantDeletions) {
+			t.Fatalf("key %q: PendingKeys = %v, %v; want %v, %v", key, creations, deletions, wantCreations, wantDeletions)
 		}
 	}
 	for _, prefix := range modelPrefixes {

@@ -169,12 +169,13 @@ func (t *Tracker) Check(key string) Status {
 
 // view is what a verdict needs from a record, copied under the lock.
 type view struct {
-	adds, dels int
-	since      time.Time
-	round      uint64
-	writeRV    string
-	writeBad   bool
-	hookDue    bool
+	adds, dels         int
+	since              time.Time
+	addSince, delSince time.Time
+	round              uint64
+	writeRV            string
+	writeBad           bool
+	hookDue            bool
 }
 
 // verdict is a Status plus what Snapshot reports about how it was reached.
@@ -193,6 +194,7 @@ func (t *Tracker) check(key string, wantAge bool) Status {
 	}
 	v := view{
 		adds: r.adds, dels: r.dels, since: r.since,
+		addSince: r.addSince, delSince: r.delSince,
 		writeRV: r.writeRV, writeBad: r.writeBad,
 		hookDue: t.opts.Hooks.Resolved != nil && r.pendingSeen && !r.resolved,
 	}
@@ -221,15 +223,23 @@ func (t *Tracker) check(key string, wantAge bool) Status {
 // record is pending or wantAge is set, and the pods cache when the policy asks
 // for evidence.
 func (t *Tracker) judge(v *view, wantAge bool) verdict {
-	d := verdict{Status: Status{Adds: v.adds, Dels: v.dels}}
 	if v.adds <= 0 && v.dels <= 0 {
-		d.Satisfied, d.Resolution = true, Fulfilled
+		d := verdict{Status: Status{Satisfied: true, Resolution: Fulfilled, Adds: v.adds, Dels: v.dels}}
 		if wantAge {
 			d.Age = t.since(v.since)
 		}
 		return d
 	}
-	d.Age = t.since(v.since)
+	if t.perKind() {
+		return t.judgeKinds(v)
+	}
+	return t.judgeRound(v, t.since(v.since))
+}
+
+// judgeRound applies the Tracker's policy to a pending round as a whole:
+// upstream's single timeout for both kinds, or the policy's.
+func (t *Tracker) judgeRound(v *view, age time.Duration) verdict {
+	d := verdict{Status: Status{Adds: v.adds, Dels: v.dels, Age: age}}
 	d.limit = t.timeout()
 	switch t.opts.Policy {
 	case NeverExpire:

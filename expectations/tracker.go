@@ -54,6 +54,18 @@ type Options struct {
 	// caller's.
 	Gate *Gate
 
+	// CreationExpiry and DeletionExpiry, beyond upstream, time each kind of
+	// pending expectation apart: e.g. creations that stop blocking 30
+	// seconds after they were recorded, while deletions wait for their
+	// events however long they take ([ExpireAfter], [ExpireNever],
+	// [ExpireNow]). A kind with its own Expiry is timed from when it was
+	// last armed (Set, an Expect call, or its Add call), and the key is
+	// satisfied once every pending kind is. The zero Expiry leaves the kind
+	// to TTL and Policy; with both zero the Tracker is upstream's, one
+	// timeout for the whole round.
+	CreationExpiry Expiry
+	DeletionExpiry Expiry
+
 	// Hooks are called on notable transitions, for metrics. The zero Hooks
 	// call nothing.
 	Hooks Hooks
@@ -105,7 +117,12 @@ type Tracker struct {
 // time since the last Set or Expect call).
 type record struct {
 	adds, dels int
-	since      time.Time // when the round started; refreshed only by Set/Expect* (R-2.7)
+	since      time.Time // when the round started; refreshed only by Set/Expect*/Add* (R-2.7)
+
+	// addSince and delSince are when each kind's pending expectations were
+	// last armed: both by Set and Expect*, one kind by its Add call. Only a
+	// per-kind Expiry reads them; otherwise since decides for both kinds.
+	addSince, delSince time.Time
 
 	// writeRV is the highest resourceVersion recorded by Wrote for pods this
 	// round ("" if none); writeBad is set when one did not parse, which makes
@@ -149,6 +166,7 @@ func (r *record) notePending() {
 func (t *Tracker) startRound(r *record, adds, dels int, now time.Time) {
 	t.rounds++
 	r.adds, r.dels, r.since, r.round = adds, dels, now, t.rounds
+	r.addSince, r.delSince = now, now
 	r.writeRV, r.writeBad = "", false
 	r.pendingSeen, r.resolved = false, false
 	r.notePending()
@@ -286,15 +304,25 @@ func (t *Tracker) CreationObserved(key string) {
 // observations of the same pod change nothing, so each expected deletion is
 // counted exactly once. It does not allocate.
 func (t *Tracker) DeletionObserved(key, podKey string) {
+	t.deletionObserved(key, podKey)
+}
+
+// deletionObserved is DeletionObserved, reporting whether podKey was
+// expected (and so counted).
+func (t *Tracker) deletionObserved(key, podKey string) bool {
 	t.mu.Lock()
-	if r := t.records[key]; r != nil && r.nDelKeys > 0 {
-		if _, ok := r.delKeys[podKey]; ok {
-			delete(r.delKeys, podKey)
-			r.nDelKeys--
-			r.dels--
-		}
+	defer t.mu.Unlock()
+	r := t.records[key]
+	if r == nil || r.nDelKeys == 0 {
+		return false
 	}
-	t.mu.Unlock()
+	if _, ok := r.delKeys[podKey]; !ok {
+		return false
+	}
+	delete(r.delKeys, podKey)
+	r.nDelKeys--
+	r.dels--
+	return true
 }
 
 // Raise adds adds and dels to key's counters if key has a record; otherwise it

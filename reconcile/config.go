@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -238,6 +239,19 @@ type Config[T Object] struct {
 	// NameGenerator names new pods under TrackCreations (see
 	// [Manager].NameGenerator). Nil: the API server's scheme.
 	NameGenerator func(prefix string) string
+	// StatusInterval, beyond upstream, coalesces the status writes of an
+	// owner that is still converging: while its pods are not all there,
+	// ready and available (Counts against Owner.Replicas, no terminating
+	// pod), a status change is written at most once per StatusInterval;
+	// the sync that skips a write asks to be requeued when the interval
+	// ends (SyncResult.StatusCoalesced, RequeueAfter), so the latest status
+	// is always written. Never delayed: the first write for an owner (or
+	// after a restart), the first after a spec change (a new generation, so
+	// observedGeneration advances at once), a write that carries a manage
+	// error (the ReplicaFailure condition), and the converged status. Zero
+	// or negative: every change is written at once, as upstream
+	// (docs/rules.md, R-13.3).
+	StatusInterval time.Duration
 	// Hooks receives metrics-style notifications of the manage step.
 	Hooks Hooks
 	// Fence, when set, answers "may this replica still write?" (e.g. does

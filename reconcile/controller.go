@@ -25,7 +25,8 @@ type Controller[T Object] struct {
 	manager *Manager
 
 	mu    sync.Mutex
-	known map[string]struct{} // owner keys with any state in tracker or manager
+	known map[string]struct{}   // owner keys with any state in tracker or manager
+	marks map[string]statusMark // the last status write per owner key, under Config.StatusInterval
 }
 
 // NewController validates cfg and returns a Controller built from it. A
@@ -152,6 +153,7 @@ func (c *Controller[T]) forget(key string) {
 	c.manager.Forget(key)
 	keep := c.hasWrites(key)
 	c.mu.Lock()
+	delete(c.marks, key)
 	if !keep {
 		delete(c.known, key)
 	}

@@ -137,6 +137,9 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 			}
 		}
 	}
+	if r, ok := m.Pods.(BatchReporter); ok {
+		reportBatches(ctx, r, results, out.Batches)
+	}
 	m.Hooks.created(o.Key, out)
 	m.Hooks.repanic(o.Key, &panicked)
 

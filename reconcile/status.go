@@ -78,6 +78,13 @@ func (c *Controller[T]) writeStatus(ctx context.Context, key string, obj T, res 
 		case sameObject(next, obj):
 			return errors.New("the Config.Status func returned the cached owner itself: return a copy (owner.DeepCopy()) carrying the new status")
 		}
+		if wait, ok := c.coalesce(key, obj, res); ok {
+			res.StatusCoalesced = true
+			res.RequeueAfter = wait
+			write = false
+		}
+	}
+	if write {
 		if err := checkFence(c.cfg.Fence, key, "writing status"); err != nil {
 			return err // asked only when there is a write to make
 		}
@@ -91,6 +98,7 @@ func (c *Controller[T]) writeStatus(ctx context.Context, key string, obj T, res 
 		res.StatusWritten = true
 		res.Written = written
 		recorded = written
+		c.markWritten(key, obj, res.Now)
 	}
 	if c.cfg.Resource.Resource != "" {
 		if rv := recorded.GetResourceVersion(); rv != "" {

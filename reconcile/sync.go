@@ -73,6 +73,11 @@ type SyncResult struct {
 	// Config.StatusWriter made it; false when the status was already right
 	// or the write failed (Sync then returns its error).
 	StatusWritten bool
+	// StatusCoalesced reports that Config.Status asked for a write and
+	// Config.StatusInterval held it back: the owner is still converging and
+	// its status was written less than the interval ago. RequeueAfter is
+	// then at most the rest of the interval, so the write is made then.
+	StatusCoalesced bool
 	// Written is the owner as the API server answered the status write,
 	// a T; nil unless StatusWritten.
 	Written Object
@@ -81,7 +86,9 @@ type SyncResult struct {
 	// have passed. It is set only when the status write and the
 	// manage step succeeded, MinReadySeconds > 0 and some ready pod is not
 	// yet available. Where upstream requeues with no delay (the wait has
-	// already passed), it is 1ns: still > 0, still at once.
+	// already passed), it is 1ns: still > 0, still at once. A coalesced
+	// status write (StatusCoalesced) also sets it, to the rest of the
+	// interval; the sooner of the two wins.
 	RequeueAfter time.Duration
 }
 
@@ -207,7 +214,10 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return res, ownerError(key, res.ManageErr)
 	}
 	if d, ok := status.RequeueAfter(res.Counts.Ready, res.Counts.Available, res.Active, o.MinReadySeconds, res.Now, c.manager.now()); ok {
-		res.RequeueAfter = max(d, time.Nanosecond)
+		d = max(d, time.Nanosecond)
+		if res.RequeueAfter == 0 || d < res.RequeueAfter {
+			res.RequeueAfter = d // the sooner of R-10.8's and a coalesced write's
+		}
 	}
 	return res, nil
 }

@@ -32,11 +32,19 @@ import (
 type PodControl struct {
 	Client   client.Client
 	Recorder events.EventRecorder
+
+	// EventPerBatch, beyond upstream, records one SuccessfulCreate event
+	// per slow-start batch ("Created 4 pods: a, b, c, d") instead of one
+	// per pod, through [PodControl.CreatedBatch]: a scale-up of 10 pods
+	// makes 4 events instead of 10. Failure events stay one per pod. False
+	// (the zero value) is upstream's one event per pod.
+	EventPerBatch bool
 }
 
 var (
-	_ reconcile.PodControl = PodControl{}
-	_ reconcile.PodPatcher = PodControl{}
+	_ reconcile.PodControl    = PodControl{}
+	_ reconcile.PodPatcher    = PodControl{}
+	_ reconcile.BatchReporter = PodControl{}
 )
 
 // CreatePod creates a copy of pod and returns it as created (name, UID,
@@ -49,8 +57,21 @@ func (c PodControl) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 		}
 		return nil, err
 	}
-	c.event(p, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created pod: %v", p.Name)
+	if !c.EventPerBatch {
+		c.event(p, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created pod: %v", p.Name)
+	}
 	return p, nil
+}
+
+// CreatedBatch records, under EventPerBatch only, one SuccessfulCreate
+// event for the pods one slow-start batch created, on their controller
+// (the Manager calls it, see [reconcile.BatchReporter]). Without
+// EventPerBatch it does nothing: CreatePod has recorded one per pod.
+func (c PodControl) CreatedBatch(_ context.Context, created []*corev1.Pod) {
+	if !c.EventPerBatch || len(created) == 0 {
+		return
+	}
+	c.event(created[0], corev1.EventTypeNormal, "SuccessfulCreate", "Create", "%s", podops.BatchMessage(created))
 }
 
 // DeletePod deletes pod if the object under its name still has pod.UID; a
