@@ -9,16 +9,19 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
+	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
-// PodLookup returns the pod lookup a Tracker's Observe reads, over the pod
-// informer's lister (e.g. factory.Core().V1().Pods().Lister()): given a pod
-// key, "namespace/name" ("/name" or "name": no namespace), it returns the
-// cached pod, or nil and no error when the cache has none. A malformed key
-// is an error, as is every error of the lister other than NotFound; a nil
-// lister makes every lookup an error. The pod is the cache's and must not
-// be modified. Safe for concurrent use.
-func PodLookup(lister corelisters.PodLister) func(podKey string) (*corev1.Pod, error) {
+// PodLookup returns the [expectations.PodLookup] that Tracker.Observe
+// reads, over the pod informer's lister (e.g.
+// factory.Core().V1().Pods().Lister()): given a pod key, "namespace/name"
+// ("/name" or "name": no namespace), the cached pod, or nil and no error when
+// the cache has none. A malformed key is an error; the lister's other errors
+// are returned as they are (Observe names the pod key); a nil lister makes
+// every lookup an error. The pod is the cache's and must not be modified.
+// The lookup compares no UID: a pod re-created under an expected name counts
+// as present. Safe for concurrent use.
+func PodLookup(lister corelisters.PodLister) expectations.PodLookup {
 	return func(podKey string) (*corev1.Pod, error) {
 		if lister == nil {
 			return nil, errors.New("clientgo: PodLookup has no PodLister")
@@ -32,7 +35,7 @@ func PodLookup(lister corelisters.PodLister) func(podKey string) (*corev1.Pod, e
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("clientgo: looking up pod %s: %w", podKey, err)
+			return nil, err
 		}
 		return pod, nil
 	}

@@ -39,14 +39,16 @@ func ExampleTrackPods() {
 	key, _ := queue.Get()
 	fmt.Println(key, tracker.Satisfied("default/demo/workers"))
 
-	// Tracker.Observe reads the informer's cache through a PodLookup.
+	// Tracker.Observe checks the pending pod keys against the informer's
+	// cache, e.g. after a missed event.
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	_ = indexer.Add(pod)
-	lookup := clientgo.PodLookup(corelisters.NewPodLister(indexer))
-	found, err := lookup("default/demo-workers-x7k2p")
-	gone, _ := lookup("default/demo-workers-gone")
-	fmt.Println(found.Name, err, gone == nil)
+	tracker.AddCreationKey("default/demo/workers", "default/demo-workers-x7k2p") // re-sent, say
+	tracker.AddCreationKey("default/demo/workers", "default/demo-workers-b9q4d") // not in the cache yet
+	observed, err := tracker.Observe("default/demo/workers", clientgo.PodLookup(corelisters.NewPodLister(indexer)))
+	creations, _ := tracker.PendingKeys("default/demo/workers")
+	fmt.Println(observed, err, creations)
 	// Output:
 	// default/demo true
-	// demo-workers-x7k2p <nil> true
+	// 1 <nil> [default/demo-workers-b9q4d]
 }

@@ -10,19 +10,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
+	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
-// PodLookup returns the pod lookup a Tracker's Observe reads, over a
-// controller-runtime reader (in a manager: mgr.GetClient(), which reads the
-// cache): given a pod key, "namespace/name" ("/name" or "name": no
-// namespace), it gets the pod with ctx, and returns nil and no error when
-// the reader reports NotFound. A malformed key is an error, as is every
-// other error of the reader; a nil reader makes every lookup an error, a
-// nil ctx is context.Background().
-// The reader decides whether the pod is a copy (the manager's client
-// deep-copies what it reads from its cache). Safe for concurrent use when
-// the reader is.
-func PodLookup(ctx context.Context, reader client.Reader) func(podKey string) (*corev1.Pod, error) {
+// PodLookup returns the [expectations.PodLookup] that Tracker.Observe
+// reads, over a controller-runtime reader (in a manager: mgr.GetClient(),
+// which reads the cache; mgr.GetAPIReader() reads the API server): given a
+// pod key, "namespace/name" ("/name" or "name": no namespace), the pod read
+// with ctx, or nil and no error when the reader reports NotFound. A
+// malformed key is an error; the reader's other errors are returned as they
+// are (Observe names the pod key); a nil reader makes every lookup an error,
+// a nil ctx is context.Background(). The reader decides whether the pod is
+// a copy (the manager's client deep-copies what it reads from its cache).
+// The lookup compares no UID: a pod re-created under an expected name counts
+// as present. Safe for concurrent use when the reader is.
+func PodLookup(ctx context.Context, reader client.Reader) expectations.PodLookup {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -40,7 +42,7 @@ func PodLookup(ctx context.Context, reader client.Reader) func(podKey string) (*
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("ctrlruntime: looking up pod %s: %w", podKey, err)
+			return nil, err
 		}
 		return &pod, nil
 	}

@@ -51,13 +51,15 @@ func ExampleTrackPods() {
 	req, _ := queue.Get()
 	fmt.Println(req, tracker.Satisfied("default/web/canary"))
 
-	// Tracker.Observe reads the manager's client through a PodLookup.
+	// Tracker.Observe checks the pending pod keys against the manager's
+	// client (mgr.GetClient()), e.g. after a missed event.
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod).Build()
-	lookup := ctrlruntime.PodLookup(context.Background(), c)
-	found, err := lookup("default/web-canary-1")
-	gone, _ := lookup("default/web-canary-2")
-	fmt.Println(found.Name, err, gone == nil)
+	tracker.AddCreationKey("default/web/canary", "default/web-canary-1") // re-sent, say
+	tracker.AddCreationKey("default/web/canary", "default/web-canary-2") // not created yet
+	observed, err := tracker.Observe("default/web/canary", ctrlruntime.PodLookup(context.Background(), c))
+	creations, _ := tracker.PendingKeys("default/web/canary")
+	fmt.Println(observed, err, creations)
 	// Output:
 	// default/web true
-	// web-canary-1 <nil> true
+	// 1 <nil> [default/web-canary-2]
 }

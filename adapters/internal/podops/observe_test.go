@@ -62,7 +62,7 @@ func sorted(set map[string]bool) []string {
 }
 
 // The Observer, over any sequence of add, update and delete events,
-// leaves exactly the pod keys the rules of leave: an add
+// leaves exactly the pod keys the rules leave: an add
 // of a live pod settles its creation under its keys, a delete, an add of a
 // terminating pod and an update (not a resync) to a terminating pod settle
 // its deletion under its keys (an update: the new pod's keys, and the old
