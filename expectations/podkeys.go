@@ -9,7 +9,8 @@ import (
 // deletion are expected: what a pod event handler observes for it
 // (CreationObservedKey on an add, DeletionObserved on a delete). Nil or
 // empty means none: the pod's events move no expectation, as upstream's
-// orphans. The adapters' pod handlers take one.
+// orphans. The adapters' TrackPods (clientgo and ctrlruntime)
+// take one to wire a Tracker to pod events.
 //
 // A PodKeys must not modify the pod and must be safe for concurrent use:
 // informers call it from their handlers' goroutines. It should return each
