@@ -314,6 +314,12 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	}
 	c.opts.ExtraArgs[controlplane.KubeControllerManager] = append([]string{"--node-monitor-grace-period=1h"},
 		c.opts.ExtraArgs[controlplane.KubeControllerManager]...)
+	if n := c.crowd.failedCount(); n >= 12500 {
+		// The pod garbage collector deletes terminated pods beyond its
+		// threshold (12500 by default): keep every Failed unrelated pod.
+		c.opts.ExtraArgs[controlplane.KubeControllerManager] = append([]string{"--terminated-pod-gc-threshold=" + strconv.Itoa(n+1)},
+			c.opts.ExtraArgs[controlplane.KubeControllerManager]...)
+	}
 	if *examples == "" {
 		if *examples, err = findExamples(); err != nil {
 			return err

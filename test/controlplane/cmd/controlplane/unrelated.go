@@ -274,13 +274,16 @@ type churner struct {
 // of the pod's status that sets the condition churnCondition with a new
 // message; an update due while every writer is busy is skipped and
 // counted, so the churn never queues up behind a slow kube-apiserver. It
-// runs until Stop.
+// runs until Stop or the end of ctx.
 func startChurn(ctx context.Context, client kubernetes.Interface, names []string, rate float64) *churner {
 	ch := &churner{stop: func() {}}
 	if rate <= 0 || len(names) == 0 {
 		return ch
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// The writers' requests use the caller's ctx, not the churn's: Stop
+	// lets an update in flight finish, so that sent counts every update
+	// kube-apiserver applied.
+	churnCtx, cancel := context.WithCancel(ctx)
 	ch.stop = cancel
 	work := make(chan int)
 	for range churnWriters {
@@ -305,7 +308,7 @@ func startChurn(ctx context.Context, client kubernetes.Interface, names []string
 		next := 0
 		for {
 			select {
-			case <-ctx.Done():
+			case <-churnCtx.Done():
 				return
 			case <-tick.C:
 			}

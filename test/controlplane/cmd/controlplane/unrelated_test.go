@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -12,7 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/reconcilekit/reconcilekit/test/controlplane"
 )
 
 func TestParseRate(t *testing.T) {
@@ -162,4 +167,57 @@ func TestPopulateAndChurn(t *testing.T) {
 	assert.Zero(t, none.sent.Load(), "rate 0: no churn")
 	_, err = crowd{}.populate(ctx, client, &res)
 	assert.NoError(t, err, "no unrelated pods: nothing done")
+}
+
+// On a real control plane (kwok, kube-scheduler and kube-controller-manager
+// with its garbage collector and pod GC running): the unrelated pods are
+// created with their statuses and churned, and no one but the driver (the
+// admin) writes to them — not kwok, whose nodes they are not on, nor
+// kube-scheduler (no binding), nor a controller.
+func TestUnrelatedPodsOnAControlPlane(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Nodes: 1, AuditWrites: true, Log: io.Discard})
+	if errors.Is(err, controlplane.ErrUnavailable) && os.Getenv("CI") == "" {
+		t.Skipf("control plane binaries cannot be built here (no network?); run make controlplane: %v", err)
+	}
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, cp.Stop()) }()
+	cfg := cp.RESTConfig()
+	cfg.QPS, cfg.Burst = driverQPS, driverQPS
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+
+	cr := crowd{pods: 50, failed: 0.25, timeout: 2 * time.Minute}
+	var res crowdResult
+	names, err := cr.populate(ctx, client, &res)
+	require.NoError(t, err)
+	assert.Equal(t, crowdResult{created: 50, failed: 13, took: res.took}, res)
+	ch := startChurn(ctx, client, names, 200)
+	require.NoError(t, poll(ctx, time.Minute, "20 churn updates", func() bool { return ch.sent.Load() >= 20 }))
+	ch.Stop()
+	assert.Zero(t, ch.failed.Load())
+	churned := int(ch.sent.Load())
+
+	// Every write of the admin is in the audit log once it is counted:
+	// the creates, the status writes and the churn's patches.
+	var writes controlplane.WriteCounts
+	require.NoError(t, poll(ctx, time.Minute, "the driver's writes in the audit log", func() bool {
+		writes, err = cp.Writes()
+		return err == nil && writes.Sum(controlplane.AdminUser, "patch", "pods", "status", 0) == churned
+	}))
+	assert.Equal(t, 50, writes.Sum(controlplane.AdminUser, "create", "pods", "", 201))
+	assert.Equal(t, 50, writes.Sum(controlplane.AdminUser, "update", "pods", "status", 200))
+	for w, n := range writes {
+		if w.User != controlplane.AdminUser {
+			t.Errorf("%d writes to the unrelated pods by another user: %+v", n, w)
+		}
+	}
+	pods, err := client.CoreV1().Pods(unrelatedNamespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	phases := map[corev1.PodPhase]int{}
+	for _, p := range pods.Items {
+		phases[p.Status.Phase]++
+	}
+	assert.Equal(t, map[corev1.PodPhase]int{corev1.PodFailed: 13, corev1.PodRunning: 37}, phases)
 }
