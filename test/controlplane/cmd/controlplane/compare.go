@@ -312,14 +312,8 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if c.opts.ExtraArgs == nil {
 		c.opts.ExtraArgs = map[string][]string{}
 	}
-	c.opts.ExtraArgs[controlplane.KubeControllerManager] = append([]string{"--node-monitor-grace-period=1h"},
-		c.opts.ExtraArgs[controlplane.KubeControllerManager]...)
-	if n := c.crowd.failedCount(); n >= 12500 {
-		// The pod garbage collector deletes terminated pods beyond its
-		// threshold (12500 by default): keep every Failed unrelated pod.
-		c.opts.ExtraArgs[controlplane.KubeControllerManager] = append([]string{"--terminated-pod-gc-threshold=" + strconv.Itoa(n+1)},
-			c.opts.ExtraArgs[controlplane.KubeControllerManager]...)
-	}
+	c.opts.ExtraArgs[controlplane.KubeControllerManager] = append(c.crowd.controllerManagerArgs(),
+		c.opts.ExtraArgs[controlplane.KubeControllerManager]...) // -arg's come last and win
 	if *examples == "" {
 		if *examples, err = findExamples(); err != nil {
 			return err

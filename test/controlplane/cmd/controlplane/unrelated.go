@@ -35,7 +35,7 @@ import (
 // writes each pod's status itself — Running and Ready, or Failed for the
 // -unrelated-failed share. Nothing else then touches them: kwok manages
 // only its own nodes' pods, and the node lifecycle controller's grace
-// period outlasts the run.
+// period (24h with -unrelated) outlasts the run.
 type crowd struct {
 	pods    int     // -unrelated
 	failed  float64 // -unrelated-failed: the share of them Failed
@@ -53,6 +53,20 @@ const (
 	maxChurn           = 2000 // updates a second
 	churnCondition     = "reconcilekit.dev/Churn"
 )
+
+// controllerManagerArgs are the flags of the run's kube-controller-manager
+// (the garbage collector and the rest): a node monitor grace period of 1h,
+// so that a late kwok heartbeat on busy cores does not mark every pod
+// NotReady, and with unrelated pods, 24h, since their nodes have no
+// heartbeat after their creation; and a pod garbage collector threshold
+// above the Failed unrelated pods (12500 terminated pods by default).
+func (cr crowd) controllerManagerArgs() []string {
+	if cr.pods == 0 {
+		return []string{"--node-monitor-grace-period=1h"}
+	}
+	return []string{"--node-monitor-grace-period=24h",
+		"--terminated-pod-gc-threshold=" + strconv.Itoa(max(12500, cr.failedCount()+1))}
+}
 
 // unrelatedNode is the name of the i-th node of the unrelated pods.
 func unrelatedNode(i int) string { return fmt.Sprintf("unrelated-node-%d", i) }
@@ -226,9 +240,11 @@ func unrelatedPod(name, node string, ref metav1.OwnerReference) *corev1.Pod {
 			OwnerReferences: []metav1.OwnerReference{ref},
 		},
 		Spec: corev1.PodSpec{
-			NodeName:    node,
-			Containers:  []corev1.Container{{Name: "work", Image: "registry.k8s.io/pause:3.10"}},
-			Tolerations: []corev1.Toleration{{Key: "reconcilekit.dev/unrelated", Operator: corev1.TolerationOpExists}},
+			NodeName:   node,
+			Containers: []corev1.Container{{Name: "work", Image: "registry.k8s.io/pause:3.10"}},
+			// Every taint: their nodes' own, and the node lifecycle's
+			// should a node ever be marked unreachable.
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 		},
 	}
 }

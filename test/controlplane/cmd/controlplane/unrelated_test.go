@@ -221,3 +221,11 @@ func TestUnrelatedPodsOnAControlPlane(t *testing.T) {
 	}
 	assert.Equal(t, map[corev1.PodPhase]int{corev1.PodFailed: 13, corev1.PodRunning: 37}, phases)
 }
+
+func TestControllerManagerArgs(t *testing.T) {
+	assert.Equal(t, []string{"--node-monitor-grace-period=1h"}, crowd{}.controllerManagerArgs(), "without -unrelated: as before")
+	assert.Equal(t, []string{"--node-monitor-grace-period=24h", "--terminated-pod-gc-threshold=12500"},
+		crowd{pods: 20000, failed: 0.25}.controllerManagerArgs())
+	assert.Equal(t, []string{"--node-monitor-grace-period=24h", "--terminated-pod-gc-threshold=15001"},
+		crowd{pods: 20000, failed: 0.75}.controllerManagerArgs(), "every Failed pod kept")
+}
