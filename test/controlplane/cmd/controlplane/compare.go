@@ -990,7 +990,7 @@ func printComparison(out io.Writer, c compareConfig, chosen []contender, phases 
 	if c.fleet() {
 		fmt.Fprint(out, "; pods above desired: the most at one moment summed over the owners, and the most of any one owner")
 	}
-	fmt.Fprint(out, "; CPU is the controller process's user+system time from /proc, kube-apiserver CPU that of the run's kube-apiserver in the same phase; pod watch data the bytes of the controller's pod watch responses its proxy received, what its informer decoded and handed to its event handlers; writes are the controller's own that reached kube-apiserver, from its audit log; failed writes add those the fault proxy failed or whose response it dropped; API requests by verb: the medians of the controller's requests of every kind, from the audit log, a watch counted when it starts")
+	fmt.Fprint(out, "; CPU is the controller process's user+system time from /proc, kube-apiserver CPU that of the run's kube-apiserver in the same phase; pod watch data the bytes of the controller's pod watch responses its proxy received, what its informer decoded and handed to its event handlers; writes are the controller's own that reached kube-apiserver, from its audit log; failed writes add those the fault proxy failed or whose response it dropped; API requests by verb: the medians of the controller's requests of every kind, from the audit log, a watch counted when it starts; by verb and resource: the same with the resource and subresource")
 	if c.podSetFlags != nil {
 		var missing []string
 		for _, f := range []string{"qps", "burst", "workers"} {
