@@ -120,6 +120,12 @@ type AuditCounts struct {
 	// UserRequests are the requests of ControllerUser and of every user of
 	// [Options.Users], by user, counted as Requests.
 	UserRequests map[string]VerbCounts
+	// ResourceRequests are ControllerUser's requests counted as Requests,
+	// by verb and resource: the key is the verb, a space and the resource,
+	// with "/" and the subresource when there is one ("create pods",
+	// "update podsets/status", "watch pods"); a request with no resource
+	// (a discovery path) has the verb alone.
+	ResourceRequests VerbCounts
 }
 
 func (cp *ControlPlane) auditPaths() (policy, log string) {
@@ -167,7 +173,7 @@ func (cp *ControlPlane) auditedUsers() []string {
 // with the requests of users by verb. A line that does not parse is skipped:
 // kube-apiserver may be writing the last one right now.
 func countAudit(r io.Reader, users []string) (AuditCounts, error) {
-	out := AuditCounts{Writes: WriteCounts{}, UserRequests: map[string]VerbCounts{}}
+	out := AuditCounts{Writes: WriteCounts{}, UserRequests: map[string]VerbCounts{}, ResourceRequests: VerbCounts{}}
 	for _, u := range users {
 		out.UserRequests[u] = VerbCounts{}
 	}
@@ -179,10 +185,16 @@ func countAudit(r io.Reader, users []string) (AuditCounts, error) {
 	started := map[string]bool{}
 	err := scanAudit(r, func(ev *auditRecord) {
 		user := ev.User.Username
+		count := func(verbs VerbCounts) {
+			verbs[ev.Verb]++
+			if user == ControllerUser {
+				out.ResourceRequests[verbResource(ev)]++
+			}
+		}
 		switch ev.Stage {
 		case "ResponseStarted":
 			if verbs, ok := out.UserRequests[user]; ok {
-				verbs[ev.Verb]++
+				count(verbs)
 				started[ev.AuditID] = true
 			}
 		case "ResponseComplete":
@@ -190,7 +202,7 @@ func countAudit(r io.Reader, users []string) (AuditCounts, error) {
 				if started[ev.AuditID] {
 					delete(started, ev.AuditID)
 				} else {
-					verbs[ev.Verb]++
+					count(verbs)
 				}
 			}
 			if isWrite(ev.Verb) && writeAudited(ev.ObjectRef.Resource) {
@@ -203,6 +215,17 @@ func countAudit(r io.Reader, users []string) (AuditCounts, error) {
 		return AuditCounts{}, err
 	}
 	return out, nil
+}
+
+// verbResource is ev's key in AuditCounts.ResourceRequests.
+func verbResource(ev *auditRecord) string {
+	switch {
+	case ev.ObjectRef.Resource == "":
+		return ev.Verb
+	case ev.ObjectRef.Subresource != "":
+		return ev.Verb + " " + ev.ObjectRef.Resource + "/" + ev.ObjectRef.Subresource
+	}
+	return ev.Verb + " " + ev.ObjectRef.Resource
 }
 
 func isWrite(verb string) bool {

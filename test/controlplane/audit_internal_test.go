@@ -56,6 +56,10 @@ func TestCountAudit(t *testing.T) {
 	assert.Equal(t, VerbCounts{"watch": 3, "list": 1, "get": 1, "create": 3, "update": 1, "delete": 1}, got.Requests)
 	assert.Equal(t, got.Requests, got.UserRequests[ControllerUser])
 	assert.Equal(t, VerbCounts{"watch": 1, "update": 1, "create": 1}, got.UserRequests["replica-b"])
+	assert.Equal(t, VerbCounts{
+		"watch pods": 2, "watch replicasets": 1, "list pods": 1, "get": 1, "create pods": 2,
+		"create events": 1, "update podsets/status": 1, "delete pods": 1,
+	}, got.ResourceRequests, "ControllerUser's requests by verb and resource, counted as by verb; other users' are not")
 	assert.Equal(t, WriteCounts{
 		{User: u, Verb: "create", Resource: "pods", Code: 201}:                           1,
 		{User: u, Verb: "create", Resource: "pods", Code: 409}:                           1,
@@ -73,6 +77,7 @@ func TestCountAudit(t *testing.T) {
 	later, err := countAudit(strings.NewReader(more), users)
 	require.NoError(t, err)
 	assert.Equal(t, VerbCounts{"list": 1}, later.Requests.Since(got.Requests), "a watch ending is not a new request")
+	assert.Equal(t, VerbCounts{"list pods": 1}, later.ResourceRequests.Since(got.ResourceRequests))
 	assert.Empty(t, later.Writes.Since(got.Writes))
 }
 

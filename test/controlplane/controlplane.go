@@ -692,6 +692,18 @@ func (cp *ControlPlane) PIDs() []int {
 	return append([]int(nil), cp.started...)
 }
 
+// PID returns the pid of the component or process started under name
+// (KubeAPIServer, Etcd, a name given to [ControlPlane.StartProcess], …) in
+// its current run, and whether it is running; make compare reads
+// kube-apiserver's CPU time from /proc with it. Safe for concurrent use.
+func (cp *ControlPlane) PID(name string) (int, bool) {
+	p := cp.proc(name)
+	if p == nil || p.cmd == nil || p.cmd.Process == nil || !p.running() {
+		return 0, false
+	}
+	return p.cmd.Process.Pid, true
+}
+
 // StopComponent stops one component (SIGTERM, then SIGKILL after the stop
 // timeout) and keeps its data, so that [ControlPlane.StartComponent] can
 // restart it with the same flags and ports. kube-apiserver with connected

@@ -35,12 +35,19 @@ const (
 )
 
 // A contender is one controller under comparison, started as a process of
-// its own whose API traffic goes through a fault proxy.
+// its own whose API traffic goes through a fault proxy. The table of them,
+// contenders, is the one place a row is defined: a variant of a program is
+// one line with its extra flags.
 type contender struct {
+	key     string // its name for -contenders (an index works too)
 	name    string
 	program program
 	args    []string // extra flags
-	haOnly  bool     // runs only with the high-availability faults (two replicas)
+	// needs are flags (without "-") that the program's -h must list for
+	// the row to run: the opt-ins of rows defined before every program
+	// has them; a row whose program lacks one is refused by name.
+	needs  []string
+	haOnly bool // runs only with the high-availability faults (two replicas)
 }
 
 // kind is the kind of owner the contender reconciles.
@@ -51,15 +58,44 @@ func (k contender) kind() ownerKind {
 	return replicaSets
 }
 
+// ownedLabel is the label the PodSet rows with owned-only pod caches stamp
+// on their pods and select their pod cache by.
+const ownedLabel = "compare.reconcilekit.dev/owned"
+
 var contenders = []contender{
-	{name: "kube-controller-manager v1.37.2", program: upstreamRS},
-	{name: "kube-controller-manager, StaleControllerConsistencyReplicaSet=false", program: upstreamRS,
+	{key: "kcm", name: "kube-controller-manager v1.37.2", program: upstreamRS},
+	{key: "kcm-nogate", name: "kube-controller-manager, StaleControllerConsistencyReplicaSet=false", program: upstreamRS,
 		args: []string{"--feature-gates=StaleControllerConsistencyReplicaSet=false"}},
-	{name: "reconcilekit, defaults", program: clientGoRS, args: []string{"-exact=false"}},
-	{name: "reconcilekit, TrackCreations + EvidenceFirst", program: clientGoRS, args: []string{"-exact=true"}},
-	{name: "reconcilekit PodSet (controller-runtime), defaults", program: podSetCR, args: []string{"-exact=false"}},
+	{key: "clientgo", name: "reconcilekit, defaults", program: clientGoRS, args: []string{"-exact=false"}},
+	{key: "clientgo-exact", name: "reconcilekit, TrackCreations + EvidenceFirst", program: clientGoRS, args: []string{"-exact=true"}},
+	{key: "podset", name: "reconcilekit PodSet (controller-runtime), defaults", program: podSetCR, args: []string{"-exact=false"}},
 	// Only with the high-availability faults: what the fence buys.
-	{name: "reconcilekit, defaults, no fence", program: clientGoRS, args: []string{"-exact=false", "-fence=false"}, haOnly: true},
+	{key: "clientgo-nofence", name: "reconcilekit, defaults, no fence", program: clientGoRS, args: []string{"-exact=false", "-fence=false"}, haOnly: true},
+	// Issue 34's opt-ins: owned-only and lean pod caches, then the writes.
+	{key: "podset-lean", name: "reconcilekit PodSet, owned-only + lean pods", program: podSetCR,
+		args: []string{"-exact=false", "-owned-pods-label=" + ownedLabel, "-lean-pods"}, needs: []string{"owned-pods-label", "lean-pods"}},
+	{key: "podset-lean-writes", name: "reconcilekit PodSet, owned-only + lean pods + fewer writes", program: podSetCR,
+		args:  []string{"-exact=false", "-owned-pods-label=" + ownedLabel, "-lean-pods", "-coalesce-status=1s", "-aggregate-events"},
+		needs: []string{"owned-pods-label", "lean-pods", "coalesce-status", "aggregate-events"}},
+}
+
+// contenderIndex finds a contender by its key or its index in contenders.
+func contenderIndex(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	for i, k := range contenders {
+		if k.key == s {
+			return i, nil
+		}
+	}
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || i >= len(contenders) {
+		keys := make([]string, len(contenders))
+		for j, k := range contenders {
+			keys[j] = k.key
+		}
+		return 0, fmt.Errorf("%q is neither a contender (%s) nor an index 0–%d", s, strings.Join(keys, ", "), len(contenders)-1)
+	}
+	return i, nil
 }
 
 // defaultContenders are the indices run without -contenders: for one
@@ -95,8 +131,9 @@ type compareConfig struct {
 	podSetFlags             map[string]bool // which of -qps, -burst, -workers, -pprof-bind-address the PodSet binary has
 	opts                    controlplane.Options
 	profile                 profiling
-	pprofPort               int  // of the run's contender, with -profile
-	bindNodes               bool // -bind-nodes: the pods name their node; no kube-scheduler
+	crowd                   crowd // -unrelated
+	pprofPort               int   // of the run's contender, with -profile
+	bindNodes               bool  // -bind-nodes: the pods name their node; no kube-scheduler
 }
 
 // nodeFor is the node that the j-th owner's pods are bound to: "" (the
@@ -127,7 +164,10 @@ type measured struct {
 	took                                  time.Duration
 	creates, deletes, statusWrites, fails int
 	cpu                                   time.Duration
+	apiCPU                                time.Duration           // kube-apiserver's CPU time: the cluster's cost
+	podWatchBytes                         int64                   // of the controller's pod watches, received by its proxy from kube-apiserver
 	requests                              controlplane.VerbCounts // the controller's API requests by verb
+	byResource                            controlplane.VerbCounts // and by verb and resource
 }
 
 type runResult struct {
@@ -135,6 +175,7 @@ type runResult struct {
 	peakRSS  int64 // KiB, VmHWM
 	extra    int   // most live pods above desired, summed over the owners (podTally)
 	extraOne int   // most live pods above desired of one owner
+	crowd    crowdResult
 }
 
 func runCompare(ctx context.Context, args []string, out io.Writer) error {
@@ -161,12 +202,21 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&c.bindNodes, "bind-nodes", false, "-owners > 1: every owner's pod template names a kwok node (the owners in turn over the nodes) and kube-scheduler does not run, for fleets larger than kube-scheduler can bind on the machine within the phase timeout (the pods then become Ready at the pace of the controllers and kwok alone)")
 	fs.StringVar(&c.profile.dir, "profile", "", "write a CPU profile of each contender's controller during the first scale-up, and a heap profile once it converged, into this directory (one file of each per run; go tool pprof -top reads them)")
 	fs.IntVar(&c.profile.seconds, "profile-seconds", 30, "-profile: seconds of each profile, from the start of the scale-up")
-	only := fs.String("contenders", "", "comma-separated indices of the contenders to run (0–5; default 0–3 with -owners 1, 0,2,4 with more, 0,2,5 with the high-availability faults; 5 only with those)")
+	only := fs.String("contenders", "", "comma-separated contenders to run, by key or index (see the list above; default kcm,kcm-nogate,clientgo,clientgo-exact with -owners 1, kcm,clientgo,podset with more, kcm,clientgo,clientgo-nofence with the high-availability faults; clientgo-nofence only with those)")
+	fs.IntVar(&c.crowd.pods, "unrelated", 0, "pods owned by something else (a ConfigMap; label role=unrelated, in namespace "+unrelatedNamespace+", bound to nodes of their own) created before each run's contender starts: a crowded cluster")
+	fs.Float64Var(&c.crowd.failed, "unrelated-failed", 0.25, "-unrelated: the share of them Failed (the rest Running and Ready)")
+	c.crowd.churn = 50
+	fs.Var(rateFlag{&c.crowd.churn}, "unrelated-churn", "-unrelated: status updates a second on them, in turn, during the phases (N, N/s or N/m; 0: none; at most 2000/s)")
+	fs.DurationVar(&c.crowd.timeout, "unrelated-timeout", 0, "-unrelated: give up when creating them takes longer (default 2m plus 20 ms per pod)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: controlplane compare [flags]\n\nContenders:\n")
 		for i, k := range contenders {
-			fmt.Fprintf(fs.Output(), "  %d  %s\n", i, k.name)
+			fmt.Fprintf(fs.Output(), "  %d  %-18s %s", i, k.key, k.name)
+			if len(k.needs) > 0 {
+				fmt.Fprintf(fs.Output(), " (needs the program's -%s)", strings.Join(k.needs, ", -"))
+			}
+			fmt.Fprintln(fs.Output())
 		}
 		fmt.Fprintf(fs.Output(), "\nFlags:\n")
 		fs.PrintDefaults()
@@ -178,7 +228,10 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c.lostEvent = c.fault == "lost-event"
 	c.applyFleetDefaults(set)
-	if err := c.validate(); err != nil {
+	if c.crowd.timeout == 0 {
+		c.crowd.timeout = 2*time.Minute + time.Duration(c.crowd.pods)*20*time.Millisecond
+	}
+	if err := errors.Join(c.validate(), c.crowd.validate()); err != nil {
 		return fmt.Errorf("controlplane: compare: %w", err)
 	}
 	if c.runs < 1 || c.parallel < 1 || c.touchEvery <= 0 || c.phaseTimeout < 0 {
@@ -215,6 +268,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("controlplane: compare: -fault: unknown fault %q", c.fault)
 	}
 	_, ha := haFaults[c.fault]
+	if ha && c.crowd.pods > 0 {
+		return fmt.Errorf("controlplane: compare: -unrelated does not run with -fault %s", c.fault)
+	}
 	var chosen []contender
 	if *only == "" && ha {
 		chosen = []contender{contenders[0], contenders[2], contenders[5]}
@@ -224,9 +280,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		}
 	} else {
 		for _, s := range strings.Split(*only, ",") {
-			i, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || i < 0 || i >= len(contenders) {
-				return fmt.Errorf("controlplane: compare: -contenders: %q is not an index 0–%d", s, len(contenders)-1)
+			i, err := contenderIndex(s)
+			if err != nil {
+				return fmt.Errorf("controlplane: compare: -contenders: %w", err)
 			}
 			if ha && contenders[i].program == podSetCR {
 				return fmt.Errorf("controlplane: compare: -fault %s: contender %d (%s) has no leader election here", c.fault, i, contenders[i].name)
@@ -256,8 +312,8 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if c.opts.ExtraArgs == nil {
 		c.opts.ExtraArgs = map[string][]string{}
 	}
-	c.opts.ExtraArgs[controlplane.KubeControllerManager] = append([]string{"--node-monitor-grace-period=1h"},
-		c.opts.ExtraArgs[controlplane.KubeControllerManager]...)
+	c.opts.ExtraArgs[controlplane.KubeControllerManager] = append(c.crowd.controllerManagerArgs(),
+		c.opts.ExtraArgs[controlplane.KubeControllerManager]...) // -arg's come last and win
 	if *examples == "" {
 		if *examples, err = findExamples(); err != nil {
 			return err
@@ -327,11 +383,22 @@ func (c *compareConfig) buildContenders(ctx context.Context, examples, dir strin
 			hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			usage, _ := exec.CommandContext(hctx, c.podSetBin, "-h").CombinedOutput() // -h exits 0 or 2 by the flag package's choice
 			cancel()
-			c.podSetFlags = flagsInUsage(string(usage), "qps", "burst", "workers", "pprof-bind-address")
+			want := []string{"qps", "burst", "workers", "pprof-bind-address"}
+			for _, k := range chosen {
+				want = append(want, k.needs...)
+			}
+			c.podSetFlags = flagsInUsage(string(usage), want...)
 			for _, f := range []string{"qps", "burst", "workers"} {
 				if !c.podSetFlags[f] {
 					fmt.Fprintf(os.Stderr, "compare: the PodSet example has no -%s flag: it runs with controller-runtime's default\n", f)
 				}
+			}
+		}
+	}
+	for _, k := range chosen {
+		for _, f := range k.needs {
+			if k.program != podSetCR || !c.podSetFlags[f] {
+				return fmt.Errorf("controlplane: compare: contender %s (%s) needs the program's -%s flag, which its -h does not list", k.key, k.name, f)
 			}
 		}
 	}
@@ -437,6 +504,20 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			return runResult{}, fmt.Errorf("the PodSet CRD: %w", err)
 		}
 	}
+	var res runResult
+	// A crowded cluster before the controller starts: its informers list
+	// the unrelated pods as they would in a busy cluster.
+	unrelated, err := c.crowd.populate(ctx, client, &res.crowd)
+	if err != nil {
+		return res, err
+	}
+	if c.crowd.pods > 0 {
+		fmt.Fprintf(os.Stderr, "compare: %s: %d unrelated pods (%d Failed) in %v\n", label, res.crowd.created, res.crowd.failed, res.crowd.took.Round(100*time.Millisecond))
+	}
+	apiPID, ok := cp.PID(controlplane.KubeAPIServer)
+	if !ok {
+		return res, errors.New("kube-apiserver is not running")
+	}
 	proxy, kubeconfig, err := cp.FaultProxy(controlplane.ControllerUser)
 	if err != nil {
 		return runResult{}, err
@@ -493,7 +574,8 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			return runResult{}, err
 		}
 	}
-	var res runResult
+	churn := startChurn(ctx, client, unrelated, c.crowd.churn)
+	defer churn.Stop() // on failure; stopping twice is harmless
 	var lagging sync.WaitGroup
 	defer lagging.Wait()
 	lagCtx, endLag := context.WithCancel(ctx)
@@ -511,6 +593,10 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		cpu0, err := procCPU(pid)
 		if err != nil {
 			return res, err
+		}
+		api0, err := procCPU(apiPID)
+		if err != nil {
+			return res, fmt.Errorf("kube-apiserver: %w", err)
 		}
 		adds := 0
 		w.resetAdds() // before the action: its replacements may come at once
@@ -595,6 +681,10 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		if err != nil {
 			return res, err
 		}
+		api1, err := procCPU(apiPID)
+		if err != nil {
+			return res, fmt.Errorf("kube-apiserver: %w", err)
+		}
 		after, err := cp.Audit()
 		if err != nil {
 			return res, err
@@ -607,7 +697,9 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			deletes:      d.Sum(u, "delete", "pods", "", 0),
 			statusWrites: d.Sum(u, "update", kind.gvr.Resource, "status", 0),
 			cpu:          cpu1 - cpu0,
+			apiCPU:       api1 - api0,
 			requests:     after.Requests.Since(before.Requests),
+			byResource:   after.ResourceRequests.Since(before.ResourceRequests),
 		}
 		for wr, n := range d {
 			if wr.User == u && wr.Code >= 400 {
@@ -618,8 +710,11 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		// show as failures in the audit log.
 		stats1 := proxy.Stats()
 		m.fails += int(stats1.WritesFailed-stats0.WritesFailed) + int(stats1.PodCreateResponsesDropped-stats0.PodCreateResponsesDropped)
+		m.podWatchBytes = stats1.PodWatchBytesIn - stats0.PodWatchBytesIn
 		res.phases = append(res.phases, m)
 	}
+	churn.Stop()
+	res.crowd.churned, res.crowd.churnSkipped, res.crowd.churnFailed = int(churn.sent.Load()), int(churn.skipped.Load()), int(churn.failed.Load())
 	res.extra, res.extraOne = w.maxExtra()
 	if res.peakRSS, err = procPeakRSS(pid); err != nil {
 		return res, err
@@ -841,8 +936,12 @@ func printComparison(out io.Writer, c compareConfig, chosen []contender, phases 
 	if c.fleet() {
 		one, oneSep = " most above desired, one owner |", "---:|"
 	}
-	fmt.Fprintf(out, "| controller | phase | time to converged status | pod creates | pod deletes | status writes | CPU | peak RSS | most pods above desired |%s failed writes | API requests by verb |\n", one)
-	fmt.Fprintf(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|%s---:|---|\n", oneSep)
+	if c.crowd.pods > 0 {
+		fmt.Fprintf(out, "Unrelated pods: %d per run (%d Failed), created before the contender started; status churn %g/s during the phases.\n\n",
+			c.crowd.pods, c.crowd.failedCount(), c.crowd.churn)
+	}
+	fmt.Fprintf(out, "| controller | phase | time to converged status | pod creates | pod deletes | status writes | CPU | kube-apiserver CPU | pod watch data | peak RSS | most pods above desired |%s failed writes | API requests by verb | API requests by verb and resource |\n", one)
+	fmt.Fprintf(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s---:|---|---|\n", oneSep)
 	for i, k := range chosen {
 		rs := results[i]
 		for j, ph := range phases {
@@ -868,27 +967,30 @@ func printComparison(out io.Writer, c compareConfig, chosen []contender, phases 
 				extraOne = " " + perRun(func(r runResult) float64 { return float64(r.extraOne) }, "%.0f") + " |"
 			}
 			verbs := make([]map[string]int, len(rs))
+			byResource := make([]map[string]int, len(rs))
 			for r := range rs {
-				verbs[r] = rs[r].phases[j].requests
+				verbs[r], byResource[r] = rs[r].phases[j].requests, rs[r].phases[j].byResource
 			}
-			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s |\n", k.name, ph.name,
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s | %s |\n", k.name, ph.name,
 				spread(col(func(m measured) float64 { return m.took.Seconds() }), "%.1f s"),
 				spread(col(func(m measured) float64 { return float64(m.creates) }), "%.0f"),
 				spread(col(func(m measured) float64 { return float64(m.deletes) }), "%.0f"),
 				spread(col(func(m measured) float64 { return float64(m.statusWrites) }), "%.0f"),
 				spread(col(func(m measured) float64 { return m.cpu.Seconds() }), "%.2f s"),
+				spread(col(func(m measured) float64 { return m.apiCPU.Seconds() }), "%.2f s"),
+				spread(col(func(m measured) float64 { return float64(m.podWatchBytes) / (1 << 20) }), "%.1f MiB"),
 				perRun(func(r runResult) float64 { return float64(r.peakRSS) / 1024 }, "%.0f MiB"),
 				perRun(func(r runResult) float64 { return float64(r.extra) }, "%.0f"),
 				extraOne,
 				spread(col(func(m measured) float64 { return float64(m.fails) }), "%.0f"),
-				formatVerbs(verbs))
+				formatVerbs(verbs), formatVerbs(byResource))
 		}
 	}
 	fmt.Fprint(out, "\n(median, and min–max over the runs when they differ; peak RSS and pods above desired are per run, shown on the first phase")
 	if c.fleet() {
 		fmt.Fprint(out, "; pods above desired: the most at one moment summed over the owners, and the most of any one owner")
 	}
-	fmt.Fprint(out, "; CPU is the controller process's user+system time from /proc; writes are the controller's own that reached kube-apiserver, from its audit log; failed writes add those the fault proxy failed or whose response it dropped; API requests by verb: the medians of the controller's requests of every kind, from the audit log, a watch counted when it starts")
+	fmt.Fprint(out, "; CPU is the controller process's user+system time from /proc, kube-apiserver CPU that of the run's kube-apiserver in the same phase; pod watch data the bytes of the controller's pod watch responses its proxy received, what its informer decoded and handed to its event handlers; writes are the controller's own that reached kube-apiserver, from its audit log; failed writes add those the fault proxy failed or whose response it dropped; API requests by verb: the medians of the controller's requests of every kind, from the audit log, a watch counted when it starts; by verb and resource: the same with the resource and subresource")
 	if c.podSetFlags != nil {
 		var missing []string
 		for _, f := range []string{"qps", "burst", "workers"} {
@@ -901,6 +1003,23 @@ func printComparison(out io.Writer, c compareConfig, chosen []contender, phases 
 		}
 	}
 	fmt.Fprintln(out, ")")
+	if c.crowd.pods > 0 {
+		fmt.Fprintln(out)
+		for i, k := range chosen {
+			var took, created, failed, churned, skipped, refused []float64
+			for _, r := range results[i] {
+				took = append(took, r.crowd.took.Seconds())
+				created = append(created, float64(r.crowd.created))
+				failed = append(failed, float64(r.crowd.failed))
+				churned = append(churned, float64(r.crowd.churned))
+				skipped = append(skipped, float64(r.crowd.churnSkipped))
+				refused = append(refused, float64(r.crowd.churnFailed))
+			}
+			fmt.Fprintf(out, "Unrelated pods, %s: %s created (%s Failed) in %s; churn: %s status updates, %s skipped (writers busy), %s refused\n",
+				k.name, spread(created, "%.0f"), spread(failed, "%.0f"), spread(took, "%.1f s"),
+				spread(churned, "%.0f"), spread(skipped, "%.0f"), spread(refused, "%.0f"))
+		}
+	}
 }
 
 // spread formats the median of v, and its range when the values differ.

@@ -124,8 +124,10 @@ func spreadPick(names []string, n int) []string {
 var verbOrder = []string{"create", "update", "patch", "delete", "deletecollection", "get", "list", "watch"}
 
 // formatVerbs formats per-verb request counts, one map per run, as the
-// median of each verb over the runs, in verbOrder then by name; verbs
-// whose median is 0 are left out.
+// median of each key over the runs; verbs whose median is 0 are left out.
+// A key is a verb, or a verb, a space and a resource (as
+// controlplane.AuditCounts.ResourceRequests has them): ordered by the
+// verb's place in verbOrder (other verbs after them), then by the key.
 func formatVerbs(runs []map[string]int) string {
 	seen := map[string]bool{}
 	for _, r := range runs {
@@ -133,20 +135,25 @@ func formatVerbs(runs []map[string]int) string {
 			seen[v] = true
 		}
 	}
-	var verbs []string
-	for _, v := range verbOrder {
-		if seen[v] {
-			verbs = append(verbs, v)
-			delete(seen, v)
-		}
-	}
-	rest := make([]string, 0, len(seen))
+	keys := make([]string, 0, len(seen))
 	for v := range seen {
-		rest = append(rest, v)
+		keys = append(keys, v)
 	}
-	slices.Sort(rest)
+	rank := func(key string) int {
+		verb, _, _ := strings.Cut(key, " ")
+		if i := slices.Index(verbOrder, verb); i >= 0 {
+			return i
+		}
+		return len(verbOrder)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a, b)
+	})
 	var parts []string
-	for _, v := range append(verbs, rest...) {
+	for _, v := range keys {
 		vals := make([]float64, len(runs))
 		for i, r := range runs {
 			vals[i] = float64(r[v])
