@@ -44,4 +44,3 @@ func OwnedPods(labels map[string]string, dropFinished bool) (cache.ByObject, err
 	}
 	return out, nil
 }
-
