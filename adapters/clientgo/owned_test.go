@@ -62,7 +62,7 @@ func TestPodControlStampsLabels(t *testing.T) {
 }
 
 // a pod factory with OwnedPods lists and watches with the
-// stamp's label selector (ANDed to what the options carry) and the finished
+// stamp's label selector and the finished
 // phases left out; with LeanPods its cache holds lean pods.
 func TestOwnedPodsAndLeanPods(t *testing.T) {
 	labeled, orphan := ownedPod("labeled", map[string]string{"app": "web", "example.com/managed-by": "rs-controller"}), ownedPod("orphan", map[string]string{"app": "web"})

@@ -18,7 +18,7 @@ import (
 //	owned.Transform = ctrlruntime.LeanPods
 //	opts := ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: owned}}}
 //
-// and give the [PodControl] (in NewConfig's Config: Control and Patcher)
+// and give the [PodControl] that creates the pods (NewConfig's Config.Control)
 // the same Labels. Label is nil without labels and Field nil without
 // dropFinished, so the cache's defaults (DefaultLabelSelector,
 // DefaultFieldSelector) apply; where set, controller-runtime uses them
