@@ -5,11 +5,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/internal/podtest"
 	"github.com/reconcilekit/reconcilekit/podrank"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // stampLabel is the label a pod control with owned pods stamps on every
@@ -144,4 +146,29 @@ func TestOwnedPodsFinishedPodIsADelete(t *testing.T) {
 	assert.Equal(t, r1.Diff, r2.Diff)
 	assert.Len(t, full.control.creates(), 1, "a replacement")
 	assert.Len(t, owned.control.creates(), 1, "the same replacement")
+}
+
+// a controlled pod whose labels come back reappears as an add.
+// Counter expectations take it for one of the owner's creations, as
+// upstream takes any add of a controlled pod; key-tracked creations
+// (TrackCreations) do not.
+func TestOwnedPodsRestoredLabelIsAnAdd(t *testing.T) {
+	rs := recRS(2)
+	restored := podtest.New("restored", podtest.ControlledBy(rs, "ReplicaSet", "apps/v1"), podtest.Labels(map[string]string{"app": "web"}), podtest.Labels(stampLabel))
+	for _, tc := range []struct {
+		name     string
+		track    bool
+		wantAdds int
+	}{{"counted", false, 1}, {"key-tracked", true, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.TrackCreations = tc.track })
+			_, err := c.Sync(t.Context(), "default/web")
+			require.NoError(t, err)
+			require.Len(t, c.control.creates(), 2)
+			c.PodAdded(restored)
+			adds, _, ok := c.Expectations().Pending("default/web")
+			require.True(t, ok)
+			assert.Equal(t, tc.wantAdds, adds)
+		})
+	}
 }
