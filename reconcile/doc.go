@@ -22,6 +22,10 @@
 // with errors.Is(err, [ErrFenced]) (beyond upstream; the adapters' fencing
 // package fills it from client-go's leader election).
 //
+// A pod cache only the controller reads can hold [LeanPod] copies: every
+// rule answers the same on them (beyond upstream; the adapters' LeanPods
+// transforms install it).
+//
 // Zero-value options follow upstream v1.37 (rules R-9.x to R-12.x of the
 // repository's docs/rules.md); docs/design/reconcile.md has the longer notes.
 package reconcile

@@ -27,3 +27,21 @@ func TrimManagedFields(obj any) (any, error) {
 }
 
 var _ cache.TransformFunc = TrimManagedFields
+
+// LeanPods is an informer transform for a pod cache that only the
+// controller reads: it replaces each pod by [reconcile.LeanPod] of it, the
+// fields the library's rules read and nothing else (docs/rules.md,
+// ), and drops managedFields from any other object. Every rule
+// (activity, readiness, availability, ranking, status counts, claiming and
+// the pod event handlers) answers the same on the lean pod; code that reads
+// other pod fields from the same informer (container images, IPs, other
+// conditions) sees them empty, so never install it on a factory other
+// controllers share. It does not modify the pod it is given (the informer
+// stores the new, small one); it never fails; it is idempotent and safe for
+// concurrent use. See [OwnedPods] for how to give the pods a factory of
+// their own.
+func LeanPods(obj any) (any, error) {
+	return podops.LeanPods(obj)
+}
+
+var _ cache.TransformFunc = LeanPods

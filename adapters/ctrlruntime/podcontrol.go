@@ -2,6 +2,7 @@ package ctrlruntime
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,7 +21,9 @@ import (
 // every create and delete outcome: FailedCreate (not when the
 // namespace is terminating), SuccessfulCreate, FailedDelete (not when the
 // pod is already gone) and SuccessfulDelete. Client is required (in a
-// manager: mgr.GetClient()); Recorder may be nil. It keeps no state and is
+// manager: mgr.GetClient()); Recorder may be nil; Labels, nil by default
+// (upstream), are stamped on every pod CreatePod creates, for a pod cache
+// restricted to them ([OwnedPods], docs/rules.md ). It keeps no state and is
 // safe for concurrent use; it never modifies the pods passed in (the client
 // is given copies).
 //
@@ -39,6 +42,13 @@ type PodControl struct {
 	// makes 4 events instead of 10. Failure events stay one per pod. False
 	// (the zero value) is upstream's one event per pod.
 	EventPerBatch bool
+
+	// Labels are added to every pod CreatePod creates (the pod passed in
+	// is not modified). A template that sets one of these keys to another
+	// value fails the create before any API call (a FailedCreate event and
+	// the error). Deliberate difference from upstream, which creates pods
+	// with the template's labels only; nil: none added.
+	Labels map[string]string
 }
 
 var (
@@ -47,10 +57,16 @@ var (
 	_ reconcile.BatchReporter = PodControl{}
 )
 
-// CreatePod creates a copy of pod and returns it as created (name, UID,
-// resourceVersion filled by the API server).
+// CreatePod creates a copy of pod, with Labels added, and returns it as
+// created (name, UID, resourceVersion filled by the API server).
 func (c PodControl) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
-	p := pod.DeepCopy()
+	stamped, err := podops.Stamp(pod, c.Labels)
+	if err != nil {
+		err = fmt.Errorf("ctrlruntime: CreatePod: %w", err)
+		c.event(pod, corev1.EventTypeWarning, "FailedCreate", "Create", "Error creating: %v", err)
+		return nil, err
+	}
+	p := stamped.DeepCopy()
 	if err := c.Client.Create(ctx, p); err != nil {
 		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			c.event(pod, corev1.EventTypeWarning, "FailedCreate", "Create", "Error creating: %v", err)

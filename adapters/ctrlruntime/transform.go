@@ -25,3 +25,21 @@ func TrimManagedFields(obj any) (any, error) {
 }
 
 var _ toolscache.TransformFunc = TrimManagedFields
+
+// LeanPods is a transform for a pod cache that only the controller reads:
+// it replaces each pod by [reconcile.LeanPod] of it, the fields the
+// library's rules read and nothing else (docs/rules.md, R-13.6), and drops
+// managedFields from any other object. Install it on the pods alone:
+//
+//	cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: ctrlruntime.LeanPods}}}
+//
+// Every rule answers the same on the lean pod; anything else reading pods
+// through the same manager cache (another controller, a webhook, a
+// Config.Status reading container fields) sees the dropped fields empty.
+// It does not modify the pod it is given; it never fails; it is idempotent
+// and safe for concurrent use.
+func LeanPods(obj any) (any, error) {
+	return podops.LeanPods(obj)
+}
+
+var _ toolscache.TransformFunc = LeanPods

@@ -16,6 +16,14 @@
 // ends the process with exit code 1. -namespace restricts it to one
 // namespace (a field selector on the manager's caches).
 //
+// Off by default, the pod cache can be restricted to what the controller
+// owns (docs/rules.md, R-13.5 and ): -owned-pods-label=key=value
+// stamps that label on every pod the controller creates and caches only
+// pods carrying it (an orphan without it is never adopted),
+// -drop-finished-pods leaves Succeeded and Failed pods out of the cache,
+// and -lean-pods keeps of each cached pod only what the library's rules
+// read (ctrlruntime.OwnedPods, ctrlruntime.LeanPods).
+//
 // -metrics-secure serves -metrics-bind-address over HTTPS to callers that
 // kube-apiserver authenticates and authorizes (controller-runtime's
 // filters.WithAuthenticationAndAuthorization: a TokenReview and a
@@ -28,11 +36,14 @@ import (
 	"flag"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -53,6 +64,9 @@ func main() {
 	burst := flag.Int("burst", 0, "client-side burst, with -qps")
 	workers := flag.Int("workers", ctrlruntime.DefaultWorkers, "concurrent syncs")
 	namespace := flag.String("namespace", "", "watch and reconcile PodSets and pods in this namespace only (\"\": all namespaces)")
+	ownedLabel := flag.String("owned-pods-label", "", "key=value[,key=value]: stamp these labels on every pod created and cache only the pods carrying them; an orphan without them is never seen nor adopted (\"\": every pod, as upstream)")
+	dropFinished := flag.Bool("drop-finished-pods", false, "leave Succeeded and Failed pods out of the pod cache (a field selector on status.phase); no sync reads them")
+	leanPods := flag.Bool("lean-pods", false, "cache of each pod only what the library's rules read (ctrlruntime.LeanPods)")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-podset")
 	opts := zap.Options{}
@@ -110,6 +124,26 @@ func main() {
 		// the controller never sees, nor reconciles, a PodSet elsewhere.
 		mopts.Cache.DefaultFieldSelector = fields.OneTermEqualSelector("metadata.namespace", *namespace)
 	}
+	podLabels, err := labels.ConvertSelectorToLabelsMap(*ownedLabel)
+	if err != nil {
+		log.Error(err, "-owned-pods-label")
+		os.Exit(2)
+	}
+	if len(podLabels) > 0 || *dropFinished || *leanPods {
+		owned, err := ctrlruntime.OwnedPods(podLabels, *dropFinished)
+		if err != nil {
+			log.Error(err, "-owned-pods-label")
+			os.Exit(2)
+		}
+		if *leanPods {
+			owned.Transform = ctrlruntime.LeanPods
+		}
+		if owned.Field != nil && mopts.Cache.DefaultFieldSelector != nil {
+			// A pod Field selector replaces the default one: keep -namespace.
+			owned.Field = fields.AndSelectors(owned.Field, mopts.Cache.DefaultFieldSelector)
+		}
+		mopts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: owned}
+	}
 	var fence func() error
 	if le.Enabled {
 		// Before the manager is built: its clients get the fenced transport.
@@ -138,6 +172,8 @@ func main() {
 		Workers:  *workers,
 		Exact:    *exact, // SetupWithManager gives it the pod cache's version
 		Fence:    fence,
+		// The labels the pod cache selects (nil without -owned-pods-label).
+		PodLabels: podLabels,
 	}
 	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
 		log.Error(err, "setting up the controller")

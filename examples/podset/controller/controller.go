@@ -33,6 +33,7 @@ type Options struct {
 	Hooks          reconcile.Hooks          // e.g. metrics of the manage step
 	Fence          func() error             // leader election's fence (adapters/fencing); nil: never fenced
 	Workers        int                      // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
+	PodLabels      map[string]string        // stamped on every pod created, for an owned-pods cache (ctrlruntime.OwnedPods); nil: none
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -89,6 +90,7 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	cfg.Clock = opts.Clock
 	cfg.Hooks = opts.Hooks
 	cfg.Fence = opts.Fence
+	cfg.Control = ctrlruntime.PodControl{Client: c, Recorder: opts.Recorder, Labels: opts.PodLabels}
 	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
 		replicas := int32(1)
 		if ps.Spec.Replicas != nil {

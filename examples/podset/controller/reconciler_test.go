@@ -502,3 +502,21 @@ func TestInvalidSpecIsTerminalWithItsCondition(t *testing.T) {
 		})
 	}
 }
+
+// with PodLabels (-owned-pods-label) every pod the controller
+// creates carries them, next to the template's labels.
+func TestPodLabelsAreStamped(t *testing.T) {
+	stamp := map[string]string{"example.com/managed-by": "podset"}
+	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{Clock: fakeclock.New(t0), PodLabels: stamp})
+	_, err := h.reconcile()
+	require.NoError(t, err)
+	pods := h.pods()
+	require.Len(t, pods, 3)
+	for _, p := range pods {
+		assert.Equal(t, "podset", p.Labels["example.com/managed-by"], p.Name)
+		for k, v := range h.podSet().Spec.Template.Labels {
+			assert.Equal(t, v, p.Labels[k], p.Name)
+		}
+	}
+	assert.NotContains(t, h.podSet().Spec.Template.Labels, "example.com/managed-by", "the template is not modified")
+}
