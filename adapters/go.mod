@@ -16,6 +16,7 @@ require (
 	k8s.io/client-go v0.33.0
 	k8s.io/klog/v2 v2.130.1
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
+	pgregory.net/rapid v1.3.0
 	sigs.k8s.io/controller-runtime v0.21.0
 )
 
