@@ -8,7 +8,10 @@
 // twice, swaps the adapter into the second copy (its go.mod requiring this
 // repository's root module through a replace directive), runs KubeRay's own
 // tests of the packages that use the expectations in both copies, and fails
-// unless every test has the same result by name in both. With
+// unless every test has the same result by name in both. Our probes
+// (adapter/probe_test.go, copied into both) pin the behaviours of KubeRay's
+// store that the adapter changes on purpose: each must pass before the swap
+// and fail after it. With
 // -kuberay.envtest it also runs KubeRay's envtest suite (TestAPIs, Ginkgo)
 // on the kube-apiserver and etcd that make controlplane builds, and
 // compares it spec by spec. TestAdapterLines prints the code lines of the

@@ -28,6 +28,10 @@ const (
 	operatorVersion = "v1.5.0"
 	replacedFile    = "controllers/ray/expectations/scale_expectations.go"
 	adapterFile     = "adapter/scale_expectations.go"
+	// probeFile holds our probes of KubeRay's behaviour, copied into both
+	// copies as probedFile.
+	probeFile  = "adapter/probe_test.go"
+	probedFile = "controllers/ray/expectations/reconcilekit_probe_test.go"
 	// buildConstraint heads the adapter, keeping it out of this repository's
 	// builds; the copy drops it.
 	buildConstraint = "//go:build kuberay\n\n"
@@ -41,6 +45,13 @@ const (
 var unitPackages = []string{"./controllers/ray/expectations/...", "./controllers/ray/"}
 
 const envtestSuite = "TestAPIs"
+
+// knownDifferences are our probes (probeFile), each pinning a behaviour of
+// KubeRay's store that the adapter changes on purpose: they pass before the
+// swap and fail after it. docs/migrating.md explains each.
+var knownDifferences = []string{"TestProbeTerminatingPodBlocksDeletion"}
+
+const probePackage = "github.com/ray-project/kuberay/ray-operator/controllers/ray/expectations"
 
 // Time bounds of each step; the Makefile gives go test a timeout above
 // their sum.
@@ -64,7 +75,11 @@ func TestKubeRayExpectationsSwap(t *testing.T) {
 	work := filepath.Join(root, ".cache", "operators", "kuberay")
 	before := copyTree(t, src, filepath.Join(work, "before"))
 	after := copyTree(t, src, filepath.Join(work, "after"))
+	for _, dir := range []string{before, after} {
+		copyOurs(t, probeFile, filepath.Join(dir, probedFile))
+	}
 	swapIn(t, root, after)
+	logModDiff(t, before, after)
 
 	type suite struct {
 		name string
@@ -91,6 +106,24 @@ func TestKubeRayExpectationsSwap(t *testing.T) {
 			}
 		})
 	}
+	t.Run("probes", func(t *testing.T) {
+		want := runProbes(t, before)
+		got := runProbes(t, after)
+		for _, name := range knownDifferences {
+			name = probePackage + " " + name
+			t.Logf("%s: %s before the swap, %s after", name, want[name], got[name])
+			if want[name] != "pass" || got[name] != "fail" {
+				t.Errorf("%s: want pass before the swap and fail after", name)
+			}
+			delete(want, name)
+			delete(got, name)
+		}
+		delete(want, probePackage) // the package fails after, with its probes
+		delete(got, probePackage)
+		for _, d := range diff(want, got) {
+			t.Errorf("a probe not in knownDifferences: %s", d)
+		}
+	})
 }
 
 // TestAdapterLines counts the code lines (hack/lines: non-blank,
@@ -175,31 +208,65 @@ func copyTree(t *testing.T, src, dst string) string {
 	return dst
 }
 
-// swapIn writes the adapter over the replaced file in dir, without its build
-// constraint, and makes dir's go.mod require the root module at root.
-func swapIn(t *testing.T, root, dir string) {
+// copyOurs writes our file src to dst without its build constraint.
+func copyOurs(t *testing.T, src, dst string) {
 	t.Helper()
-	b, err := os.ReadFile(adapterFile)
+	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, ok := bytes.CutPrefix(b, []byte(buildConstraint))
+	b, ok := bytes.CutPrefix(b, []byte(buildConstraint))
 	if !ok {
-		t.Fatalf("%s does not start with %q", adapterFile, buildConstraint)
+		t.Fatalf("%s does not start with %q", src, buildConstraint)
 	}
-	if err := os.WriteFile(filepath.Join(dir, replacedFile), src, 0o644); err != nil {
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// swapIn writes the adapter over the replaced file in dir and makes dir's
+// go.mod require the root module at root.
+func swapIn(t *testing.T, root, dir string) {
+	t.Helper()
+	copyOurs(t, adapterFile, filepath.Join(dir, replacedFile))
 	goCmd(t, dir, time.Minute, "mod", "edit",
 		"-require="+rootModule+"@v0.0.0-00010101000000-000000000000",
 		"-replace="+rootModule+"="+root)
 	goCmd(t, dir, tidyTimeout, "mod", "tidy")
 }
 
-// runUnit runs unitPackages' tests in dir and returns each test's result.
+// logModDiff logs the lines of after's go.mod that before's lacks: the
+// requirement on the root module, and what adopting it moves.
+func logModDiff(t *testing.T, before, after string) {
+	t.Helper()
+	read := func(dir string) []string {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(string(b), "\n")
+	}
+	was := read(before)
+	var added []string
+	for _, l := range read(after) {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(was, "\t"+l) && !slices.Contains(was, l) {
+			added = append(added, l)
+		}
+	}
+	t.Logf("go.mod after the swap adds or changes:\n\t%s", strings.Join(added, "\n\t"))
+}
+
+// runUnit runs unitPackages' tests in dir, without our probes, and returns
+// each test's result.
 func runUnit(t *testing.T, dir string) map[string]string {
-	args := append([]string{"test", "-json", "-count=1", "-skip", "^" + envtestSuite + "$"}, unitPackages...)
+	args := append([]string{"test", "-json", "-count=1", "-skip", "^(" + envtestSuite + "|TestProbe.*)$"}, unitPackages...)
 	return parseTestJSON(t, goTest(t, dir, unitTimeout, nil, args...))
+}
+
+// runProbes runs our probes in dir and returns their results.
+func runProbes(t *testing.T, dir string) map[string]string {
+	return parseTestJSON(t, goTest(t, dir, unitTimeout, nil,
+		"test", "-json", "-count=1", "-run", "^TestProbe", "./"+filepath.Dir(probedFile)))
 }
 
 // runEnvtest runs the envtest suite in dir on the binaries in assets and

@@ -84,10 +84,10 @@ func (s *scale) Delete(cluster, ns string) { s.t.DeletePrefix(ns + "/" + cluster
 
 // NewFakeRayClusterScaleExpectation returns a store that records nothing and
 // is always satisfied.
-func NewFakeRayClusterScaleExpectation() RayClusterScaleExpectation { return fake{} }
+func NewFakeRayClusterScaleExpectation() RayClusterScaleExpectation { return fakeScale{} }
 
-type fake struct{}
+type fakeScale struct{}
 
-func (fake) ExpectScalePod(_, _, _, _ string, _ ScaleAction)          {}
-func (fake) IsSatisfied(context.Context, string, string, string) bool { return true }
-func (fake) Delete(_, _ string)                                       {}
+func (fakeScale) ExpectScalePod(_, _, _, _ string, _ ScaleAction)          {}
+func (fakeScale) IsSatisfied(context.Context, string, string, string) bool { return true }
+func (fakeScale) Delete(_, _ string)                                       {}
