@@ -1,12 +1,12 @@
 // Package kuberay checks reconcilekit's expectations against a real
 // operator: KubeRay's ray-operator, whose hand-written scale expectations
 // (controllers/ray/expectations) adapter/scale_expectations.go replaces
-// with a thin layer over expectations.Tracker.
+// with a thin layer over expectations.Tracker and adapters/ctrlruntime.PodLookup.
 //
 // TestKubeRayExpectationsSwap copies the pinned ray-operator module from the
 // Go module cache into .cache/operators/kuberay at the repository root
 // twice, swaps the adapter into the second copy (its go.mod requiring this
-// repository's root module through a replace directive), runs KubeRay's own
+// repository's root and adapters modules through replace directives), runs KubeRay's own
 // tests of the packages that use the expectations in both copies, and fails
 // unless every test has the same result by name in both. Our probes
 // (adapter/probe_test.go, copied into both) pin the behaviours of KubeRay's

@@ -36,6 +36,7 @@ const (
 	// builds; the copy drops it.
 	buildConstraint = "//go:build kuberay\n\n"
 	rootModule      = "github.com/reconcilekit/reconcilekit"
+	adaptersModule  = rootModule + "/adapters" // the adapter reads pods with ctrlruntime.PodLookup
 )
 
 // unitPackages are the operator's packages whose tests use the expectations
@@ -109,6 +110,7 @@ func TestKubeRayExpectationsSwap(t *testing.T) {
 	t.Run("probes", func(t *testing.T) {
 		want := runProbes(t, before)
 		got := runProbes(t, after)
+		t.Logf("before: %s; after: %s (package results included)", tally(want), tally(got))
 		for _, name := range knownDifferences {
 			name = probePackage + " " + name
 			t.Logf("%s: %s before the swap, %s after", name, want[name], got[name])
@@ -225,13 +227,14 @@ func copyOurs(t *testing.T, src, dst string) {
 }
 
 // swapIn writes the adapter over the replaced file in dir and makes dir's
-// go.mod require the root module at root.
+// go.mod require the root and adapters modules of the repository at root.
 func swapIn(t *testing.T, root, dir string) {
 	t.Helper()
 	copyOurs(t, adapterFile, filepath.Join(dir, replacedFile))
+	const noVersion = "@v0.0.0-00010101000000-000000000000"
 	goCmd(t, dir, time.Minute, "mod", "edit",
-		"-require="+rootModule+"@v0.0.0-00010101000000-000000000000",
-		"-replace="+rootModule+"="+root)
+		"-require="+rootModule+noVersion, "-replace="+rootModule+"="+root,
+		"-require="+adaptersModule+noVersion, "-replace="+adaptersModule+"="+filepath.Join(root, "adapters"))
 	goCmd(t, dir, tidyTimeout, "mod", "tidy")
 }
 

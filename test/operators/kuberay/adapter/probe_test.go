@@ -3,9 +3,10 @@
 package expectations
 
 // Probes of ours, copied into KubeRay's expectations package before and after
-// the swap. Each pins a behaviour of KubeRay's own store that the adapter
-// deliberately changes, so it passes before the swap and fails after;
-// TestKubeRayExpectationsSwap expects exactly that (knownDifferences).
+// the swap. Those in the harness's knownDifferences pin a behaviour of
+// KubeRay's own store that the adapter deliberately changes: they pass before
+// the swap and fail after. The others pin edge cases KubeRay's tests leave
+// out, on which both must agree.
 
 import (
 	"context"
@@ -37,5 +38,26 @@ func TestProbeTerminatingPodBlocksDeletion(t *testing.T) {
 	}
 	if exp.IsSatisfied(ctx, "default", "cluster", "group") {
 		t.Error("satisfied while the deleted pod is still terminating")
+	}
+}
+
+// TestProbeDeleteKeepsOtherClusters: Delete forgets one cluster's groups,
+// the head group's (HeadGroup is "") included, and no other cluster's, even
+// one whose name starts with the deleted one's.
+func TestProbeDeleteKeepsOtherClusters(t *testing.T) {
+	ctx := context.Background()
+	exp := NewRayClusterScaleExpectation(clientfake.NewClientBuilder().Build())
+	for _, cluster := range []string{"a", "ab"} {
+		exp.ExpectScalePod("default", cluster, HeadGroup, cluster+"-head", Create)
+		exp.ExpectScalePod("default", cluster, "workers", cluster+"-worker", Create)
+	}
+	exp.Delete("a", "default")
+	for _, group := range []string{HeadGroup, "workers"} {
+		if !exp.IsSatisfied(ctx, "default", "a", group) {
+			t.Errorf("cluster a, group %q: still waiting after Delete", group)
+		}
+		if exp.IsSatisfied(ctx, "default", "ab", group) {
+			t.Errorf("cluster ab, group %q: satisfied after Delete of cluster a", group)
+		}
 	}
 }

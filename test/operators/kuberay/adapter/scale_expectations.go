@@ -11,8 +11,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	rk "github.com/reconcilekit/reconcilekit/expectations"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -68,13 +68,7 @@ func (s *scale) ExpectScalePod(namespace, rayClusterName, group, podName string,
 // what has expired, so nothing of an old round blocks a new one.
 func (s *scale) IsSatisfied(ctx context.Context, namespace, rayClusterName, group string) bool {
 	key := namespace + "/" + rayClusterName + "/" + group
-	_, _ = s.t.Observe(key, func(podKey string) (*corev1.Pod, error) {
-		pod := &corev1.Pod{}
-		if err := s.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: podKey[len(namespace)+1:]}, pod); err != nil {
-			return nil, client.IgnoreNotFound(err)
-		}
-		return pod, nil
-	})
+	_, _ = s.t.Observe(key, ctrlruntime.PodLookup(ctx, s.c))
 	return s.t.Satisfied(key)
 }
 
