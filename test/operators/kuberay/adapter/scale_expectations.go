@@ -41,7 +41,10 @@ type RayClusterScaleExpectation interface {
 // NewRayClusterScaleExpectation returns an expectation store that looks pods
 // up through c: one Tracker key per group, "namespace/cluster/group".
 func NewRayClusterScaleExpectation(c client.Client) RayClusterScaleExpectation {
-	return &scale{c, rk.New(rk.Options{CreationExpiry: rk.ExpireAfter(ExpectationsTimeout), DeletionExpiry: rk.ExpireNever()})}
+	return &scale{c, rk.New(rk.Options{
+		CreationExpiry: rk.ExpireAfter(ExpectationsTimeout),
+		DeletionExpiry: rk.ExpireNever(), // KubeRay waits for NotFound, however long
+	})}
 }
 
 type scale struct {
@@ -57,7 +60,7 @@ func (s *scale) ExpectScalePod(namespace, rayClusterName, group, podName string,
 	if action == Create {
 		settle, add = s.t.DeletionObserved, s.t.AddCreationKey
 	}
-	settle(key, pod)
+	settle(key, pod) // a later action for the pod replaces an earlier one
 	add(key, pod)
 }
 
@@ -68,7 +71,7 @@ func (s *scale) ExpectScalePod(namespace, rayClusterName, group, podName string,
 // what has expired, so nothing of an old round blocks a new one.
 func (s *scale) IsSatisfied(ctx context.Context, namespace, rayClusterName, group string) bool {
 	key := namespace + "/" + rayClusterName + "/" + group
-	_, _ = s.t.Observe(key, ctrlruntime.PodLookup(ctx, s.c))
+	_, _ = s.t.Observe(key, ctrlruntime.PodLookup(ctx, s.c)) // a failed lookup leaves its pod pending
 	return s.t.Satisfied(key)
 }
 
