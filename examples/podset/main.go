@@ -67,6 +67,8 @@ func main() {
 	ownedLabel := flag.String("owned-pods-label", "", "key=value[,key=value]: stamp these labels on every pod created and cache only the pods carrying them; an orphan without them is never seen nor adopted (\"\": every pod, as upstream)")
 	dropFinished := flag.Bool("drop-finished-pods", false, "leave Succeeded and Failed pods out of the pod cache (a field selector on status.phase); no sync reads them")
 	leanPods := flag.Bool("lean-pods", false, "cache of each pod only what the library's rules read (ctrlruntime.LeanPods)")
+	statusInterval := flag.Duration("status-interval", 0, "write a converging PodSet's status at most once per interval (the first write, a new generation, a failure and the converged status at once; 0: every change, as upstream)")
+	eventPerBatch := flag.Bool("event-per-batch", false, "record one SuccessfulCreate event per slow-start batch instead of one per pod")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-podset")
 	opts := zap.Options{}
@@ -173,7 +175,9 @@ func main() {
 		Exact:    *exact, // SetupWithManager gives it the pod cache's version
 		Fence:    fence,
 		// The labels the pod cache selects (nil without -owned-pods-label).
-		PodLabels: podLabels,
+		PodLabels:      podLabels,
+		StatusInterval: *statusInterval,
+		EventPerBatch:  *eventPerBatch,
 	}
 	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
 		log.Error(err, "setting up the controller")

@@ -6,6 +6,8 @@
 package controller
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -34,6 +36,8 @@ type Options struct {
 	Fence          func() error             // leader election's fence (adapters/fencing); nil: never fenced
 	Workers        int                      // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
 	PodLabels      map[string]string        // stamped on every pod created, for an owned-pods cache (ctrlruntime.OwnedPods); nil: none
+	StatusInterval time.Duration            // a converging PodSet's status written at most this often (reconcile.Config.StatusInterval); 0: every change
+	EventPerBatch  bool                     // one SuccessfulCreate event per slow-start batch instead of per pod
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -90,7 +94,8 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	cfg.Clock = opts.Clock
 	cfg.Hooks = opts.Hooks
 	cfg.Fence = opts.Fence
-	cfg.Control = ctrlruntime.PodControl{Client: c, Recorder: opts.Recorder, Labels: opts.PodLabels}
+	cfg.Control = ctrlruntime.PodControl{Client: c, Recorder: opts.Recorder, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch}
+	cfg.StatusInterval = opts.StatusInterval
 	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
 		replicas := int32(1)
 		if ps.Spec.Replicas != nil {

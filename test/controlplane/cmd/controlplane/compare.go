@@ -58,9 +58,9 @@ func (k contender) kind() ownerKind {
 	return replicaSets
 }
 
-// ownedLabel is the label the PodSet rows with owned-only pod caches stamp
+// ownedLabel is the label (key=value) the PodSet rows with owned-only pod caches stamp
 // on their pods and select their pod cache by.
-const ownedLabel = "compare.reconcilekit.dev/owned"
+const ownedLabel = "compare.reconcilekit.dev/owned=true"
 
 var contenders = []contender{
 	{key: "kcm", name: "kube-controller-manager v1.37.2", program: upstreamRS},
@@ -75,8 +75,8 @@ var contenders = []contender{
 	{key: "podset-lean", name: "reconcilekit PodSet, owned-only + lean pods", program: podSetCR,
 		args: []string{"-exact=false", "-owned-pods-label=" + ownedLabel, "-lean-pods"}, needs: []string{"owned-pods-label", "lean-pods"}},
 	{key: "podset-lean-writes", name: "reconcilekit PodSet, owned-only + lean pods + fewer writes", program: podSetCR,
-		args:  []string{"-exact=false", "-owned-pods-label=" + ownedLabel, "-lean-pods", "-coalesce-status=1s", "-aggregate-events"},
-		needs: []string{"owned-pods-label", "lean-pods", "coalesce-status", "aggregate-events"}},
+		args:  []string{"-exact=false", "-owned-pods-label=" + ownedLabel, "-lean-pods", "-status-interval=1s", "-event-per-batch"},
+		needs: []string{"owned-pods-label", "lean-pods", "status-interval", "event-per-batch"}},
 }
 
 // contenderIndex finds a contender by its key or its index in contenders.
