@@ -52,16 +52,19 @@ type config struct {
 	minReady   int
 	exact      bool
 	gate       bool
-	workers    int
-	timeout    time.Duration
-	seed       uint64
-	nodes      int
-	readyDelay time.Duration
-	faults     cluster.Faults
-	verbosity  string
-	scenario   bool
-	election   election.Flags
-	fence      func() error // the leader-election fence; nil without
+	// statusInterval and eventPerBatch: issue 34's fewer writes (off by default).
+	statusInterval time.Duration
+	eventPerBatch  bool
+	workers        int
+	timeout        time.Duration
+	seed           uint64
+	nodes          int
+	readyDelay     time.Duration
+	faults         cluster.Faults
+	verbosity      string
+	scenario       bool
+	election       election.Flags
+	fence          func() error // the leader-election fence; nil without
 	// metricsAddr and probeAddr: endpoints.go (off by default).
 	metricsAddr, probeAddr string
 }
@@ -96,6 +99,8 @@ Flags:
 	fs.IntVar(&c.minReady, "min-ready-seconds", 1, "spec.minReadySeconds of the ReplicaSet (shows the availability requeue)")
 	fs.BoolVar(&c.exact, "exact", true, "exact expectations: creations tracked by pod key and EvidenceFirst expiry from the pod informer's resourceVersion (false: upstream's counters and 5-minute timeout)")
 	fs.BoolVar(&c.gate, "consistency-gate", true, "defer a sync while the informers are older than the controller's own writes, as upstream v1.37 (false: as upstream's StaleControllerConsistencyReplicaSet=false)")
+	fs.DurationVar(&c.statusInterval, "status-interval", 0, "write a converging ReplicaSet's status at most once per interval (the first write, a new generation, a failure and the converged status at once; 0: every change, as upstream)")
+	fs.BoolVar(&c.eventPerBatch, "event-per-batch", false, "record one SuccessfulCreate event per slow-start batch instead of one per pod")
 	fs.IntVar(&c.workers, "workers", 5, "concurrent sync workers")
 	fs.DurationVar(&c.timeout, "timeout", 50*time.Second, "give up (exit 1) if the scenario has not converged by then")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed for the in-process cluster's names, faults and delays")

@@ -52,6 +52,8 @@ func newController(cfg config, client kubernetes.Interface, recorder record.Even
 		Exact:                  cfg.exact,
 		DisableConsistencyGate: !cfg.gate,
 		Fence:                  cfg.fence,
+		StatusInterval:         cfg.statusInterval,
+		EventPerBatch:          cfg.eventPerBatch,
 		OnSync:                 onSync,
 		Metrics:                srv.registry,
 	})

@@ -51,6 +51,14 @@ type Options struct {
 	// OnSync, if set, is called after every sync (from the worker
 	// goroutine, so it must be quick), with what the sync saw and did.
 	OnSync func(Report)
+	// StatusInterval writes a converging ReplicaSet's status at most once
+	// per interval (reconcile.Config.StatusInterval, docs/rules.md );
+	// 0: every change, as upstream.
+	StatusInterval time.Duration
+	// EventPerBatch records one SuccessfulCreate event per slow-start
+	// batch instead of one per pod (clientgo.PodControl.EventPerBatch,
+	// ); false: one per pod, as upstream.
+	EventPerBatch bool
 	// Metrics, if set, receives the controller's metrics (package
 	// adapters/metrics: syncs, pod creates and deletes, expectations, and
 	// upstream's replicaset_controller_stale_sync_skips_total and
@@ -128,6 +136,12 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 	cfg.BurstReplicas = opts.BurstReplicas
 	cfg.Expectations.TTL = opts.ExpectationsTTL
 	cfg.Exact = opts.Exact
+	cfg.StatusInterval = opts.StatusInterval
+	if opts.EventPerBatch {
+		pods := clientgo.PodControl{Client: client, Recorder: opts.Recorder, EventPerBatch: true}
+		cfg.Control = pods
+		cfg.Patcher = pods
+	}
 	if opts.Metrics != nil {
 		cfg, c.metrics = metrics.Instrument(cfg, metrics.Options{})
 		if err := opts.Metrics.Register(c.metrics); err != nil {
