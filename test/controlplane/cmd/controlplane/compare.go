@@ -135,6 +135,7 @@ type compareConfig struct {
 	rsBin, podSetBin        string
 	podSetCRD               string
 	podSetFlags             map[string]bool // which of -qps, -burst, -workers, -pprof-bind-address the PodSet binary has
+	rsFlags                 map[string]bool // which of the chosen rows' needs the client-go binary has
 	opts                    controlplane.Options
 	profile                 profiling
 	crowd                   crowd // -unrelated
@@ -380,6 +381,14 @@ func (c *compareConfig) buildContenders(ctx context.Context, examples, dir strin
 				filepath.Join("..", "test", "controlplane", "e2e", "testdata", "rscontroller", "main.go")); err != nil {
 				return err
 			}
+			hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			usage, _ := exec.CommandContext(hctx, c.rsBin, "-h").CombinedOutput() // -h exits 0 or 2 by the flag package's choice
+			cancel()
+			var want []string
+			for _, k := range chosen {
+				want = append(want, k.needs...)
+			}
+			c.rsFlags = flagsInUsage(string(usage), want...)
 		case k.program == podSetCR && c.podSetBin == "":
 			c.podSetBin = filepath.Join(dir, "podset")
 			if err := build("the examples' PodSet controller", c.podSetBin, "./podset"); err != nil {
@@ -403,7 +412,11 @@ func (c *compareConfig) buildContenders(ctx context.Context, examples, dir strin
 	}
 	for _, k := range chosen {
 		for _, f := range k.needs {
-			if k.program != podSetCR || !c.podSetFlags[f] {
+			have := c.podSetFlags
+			if k.program == clientGoRS {
+				have = c.rsFlags
+			}
+			if !have[f] {
 				return fmt.Errorf("controlplane: compare: contender %s (%s) needs the program's -%s flag, which its -h does not list", k.key, k.name, f)
 			}
 		}

@@ -63,6 +63,8 @@ func main() {
 	qps := flag.Float64("qps", 100, "client QPS (rest.Config.QPS)")
 	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
 	quiet := flag.Bool("quiet", false, "print no line per sync and discard the controller's klog lines (make compare measures the controller's CPU)")
+	statusInterval := flag.Duration("status-interval", 0, "write a converging ReplicaSet's status at most once per interval (reconcile.Config.StatusInterval; 0: every change, as upstream)")
+	eventPerBatch := flag.Bool("event-per-batch", false, "one SuccessfulCreate event per slow-start batch instead of one per pod")
 	pprofAddress := flag.String("pprof-address", "", "serve net/http/pprof's /debug/pprof/ on this address, e.g. 127.0.0.1:0 (the address is printed; \"\": off)")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-replicaset")
@@ -81,7 +83,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate}
+	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate, StatusInterval: *statusInterval, EventPerBatch: *eventPerBatch}
 	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, *fence, srv, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
