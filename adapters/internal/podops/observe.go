@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // Observer records pod events in a standalone Tracker under the keys Keys
@@ -30,7 +31,7 @@ func (o Observer) Added(pod *corev1.Pod) {
 		o.Deleted(pod)
 		return
 	}
-	podKey := PodKey(pod)
+	podKey := reconcile.PodKey(pod)
 	o.each(pod, func(key string) { o.Tracker.CreationObservedKey(key, podKey) })
 }
 
@@ -61,7 +62,7 @@ func (o Observer) Deleted(pod *corev1.Pod) {
 	if pod == nil {
 		return
 	}
-	podKey := PodKey(pod)
+	podKey := reconcile.PodKey(pod)
 	o.each(pod, func(key string) { o.Tracker.DeletionObserved(key, podKey) })
 }
 
@@ -83,12 +84,6 @@ func (o Observer) each(pod *corev1.Pod, fn func(key string)) {
 			fn(key)
 		}
 	}
-}
-
-// PodKey is the key expectations track pod by: "namespace/name", even for
-// an empty namespace.
-func PodKey(pod *corev1.Pod) string {
-	return pod.Namespace + "/" + pod.Name
 }
 
 // SplitPodKey returns the namespace and name of a pod key: "namespace/name",

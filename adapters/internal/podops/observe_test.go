@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 const group = "example.com/group"
@@ -92,24 +93,24 @@ func TestObserverModel(t *testing.T) {
 				p := drawPod(t, "pod")
 				o.Added(p)
 				if p.DeletionTimestamp == nil {
-					settle(m.creations, keysOf(p), PodKey(p))
+					settle(m.creations, keysOf(p), reconcile.PodKey(p))
 				} else {
-					settle(m.deletions, keysOf(p), PodKey(p))
+					settle(m.deletions, keysOf(p), reconcile.PodKey(p))
 				}
 			case "update":
 				old, cur := drawPod(t, "old"), drawPod(t, "cur")
 				cur.Name = old.Name // an update is of one pod
 				o.Updated(old, cur)
 				if cur.DeletionTimestamp != nil && old.ResourceVersion != cur.ResourceVersion {
-					settle(m.deletions, keysOf(cur), PodKey(cur))
+					settle(m.deletions, keysOf(cur), reconcile.PodKey(cur))
 					if !maps.Equal(old.Labels, cur.Labels) || (old.Labels == nil) != (cur.Labels == nil) {
-						settle(m.deletions, keysOf(old), PodKey(old))
+						settle(m.deletions, keysOf(old), reconcile.PodKey(old))
 					}
 				}
 			case "delete":
 				p := drawPod(t, "pod")
 				o.Deleted(p)
-				settle(m.deletions, keysOf(p), PodKey(p))
+				settle(m.deletions, keysOf(p), reconcile.PodKey(p))
 			}
 			for _, k := range modelKeys {
 				creations, deletions := tr.PendingKeys(k)
