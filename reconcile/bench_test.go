@@ -82,7 +82,7 @@ func BenchmarkControllerSync(b *testing.B) {
 	rs := recRS(1000)
 	pods := labelled(recOwned(rs, 1000, podtest.Ready(podtest.Epoch)))
 	c := newRecController(b, newRecOwners(rs), pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Control = recNopPods{}
+		cfg.Cluster.PodClient = withControl(cfg.Cluster.PodClient, recNopPods{})
 		cfg.Clock = fakeclock.New(podtest.Epoch.Add(time.Hour))
 		noStatus(cfg)
 	})
@@ -122,7 +122,7 @@ func BenchmarkControllerSyncParallel(b *testing.B) {
 	}
 	c := newFleetController(b, rss, pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		caught := func() string { return "1000000" }
-		cfg.CacheVersions = reconcile.CacheVersions{Pods: caught, Owners: caught}
+		cfg.Cluster.CacheVersions = reconcile.CacheVersions{Pods: caught, Owners: caught}
 	})
 	ctx := context.Background()
 	var workers atomic.Int32

@@ -140,7 +140,7 @@ func (cl *claimer[T]) canAdopt(ctx context.Context) error {
 	}
 	cl.checked = true
 	owner := cl.owner
-	fresh, err := cl.c.cfg.Owners.GetLive(ctx, owner.GetNamespace(), owner.GetName())
+	fresh, err := cl.c.cfg.Cluster.Owners.GetLive(ctx, owner.GetNamespace(), owner.GetName())
 	switch {
 	case err != nil:
 		cl.checkErr = fmt.Errorf("reconcile: owner %s: cannot adopt pods: re-reading the owner: %w", cl.key, err)
@@ -161,7 +161,7 @@ func (cl *claimer[T]) adopt(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, 
 	if err != nil {
 		return nil, err
 	}
-	patched, err := cl.c.cfg.Patcher.PatchPod(ctx, pod, data)
+	patched, err := cl.c.cfg.Cluster.PodClient.PatchPod(ctx, pod, data)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: owner %s: adopting pod %s: %w", cl.key, PodKey(pod), err)
 	}
@@ -181,7 +181,7 @@ func (cl *claimer[T]) release(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return err
 	}
-	_, err = cl.c.cfg.Patcher.PatchPod(ctx, pod, data)
+	_, err = cl.c.cfg.Cluster.PodClient.PatchPod(ctx, pod, data)
 	if err == nil || apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
 		return nil
 	}

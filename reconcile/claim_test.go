@@ -75,7 +75,7 @@ func TestClaim(t *testing.T) {
 			owners := newRecOwners(rs)
 			before := tc.pod.DeepCopy()
 			c := newRecController(t, owners, []*corev1.Pod{tc.pod}, nil)
-			c.Expectations().ExpectCreations("default/web", 1) // no manage step: claiming alone
+			c.Tracker().ExpectCreations("default/web", 1) // no manage step: claiming alone
 			res, err := c.Sync(t.Context(), "default/web")
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantActive, len(res.Active) == 1, "Active")
@@ -218,25 +218,25 @@ func TestClaimAdoptedPodsCount(t *testing.T) {
 	c.patcher.Err = nil
 	patch := c.patcher
 	c.Controller = mustController(t, c, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Patcher = reconcile.PodPatcherFunc(func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+		cfg.Cluster.PodClient = withPatcher(cfg.Cluster.PodClient, patchFunc(func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
 			out, err := patch.PatchPod(ctx, pod, data)
 			if out != nil {
 				out.ResourceVersion = "42"
 			}
 			return out, err
-		})
+		}))
 	})
 	// A pending round: the adoption is recorded into it.
-	c.Expectations().ExpectCreations("default/web", 1)
+	c.Tracker().ExpectCreations("default/web", 1)
 	res, err := c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
 	require.False(t, res.Managed)
 	assert.Equal(t, []string{"default/a", "default/orphan"}, recKeys(res.Active))
-	snap, ok := c.Expectations().Snapshot("default/web")
+	snap, ok := c.Tracker().Snapshot("default/web")
 	require.True(t, ok)
 	assert.Equal(t, "42", snap.WriteRV)
 
-	c.Expectations().CreationObserved("default/web")
+	c.Tracker().CreationObserved("default/web")
 	res, err = c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
 	require.True(t, res.Managed)
@@ -251,9 +251,9 @@ func TestClaimOtherNamespace(t *testing.T) {
 	rs := recRS(1)
 	stray := podtest.New("p", podtest.Namespace("elsewhere"), podtest.Labels(map[string]string{"app": "web"}))
 	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Pods = podsFunc(func(string) ([]*corev1.Pod, error) { return []*corev1.Pod{stray}, nil })
+		cfg.Cluster.Pods = podsFunc(func(string) ([]*corev1.Pod, error) { return []*corev1.Pod{stray}, nil })
 	})
-	c.Expectations().ExpectCreations("default/web", 1)
+	c.Tracker().ExpectCreations("default/web", 1)
 	res, err := c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
 	assert.Empty(t, res.Active)
@@ -264,7 +264,7 @@ func TestClaimOtherNamespace(t *testing.T) {
 func mustController(t *testing.T, r *recController, tune func(*reconcile.Config[*appsv1.ReplicaSet])) *reconcile.Controller[*appsv1.ReplicaSet] {
 	t.Helper()
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = r.owners, r.pods, r.control, r.patcher
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = r.owners, r.pods, podClient{r.control, r.patcher}
 	r.status.use(&cfg)
 	tune(&cfg)
 	c, err := reconcile.NewController(cfg)

@@ -110,7 +110,7 @@ func TestStatusIntervalManageError(t *testing.T) {
 	_, err := ctl.Sync(t.Context(), "default/web")
 	require.ErrorIs(t, err, errRecQuota)
 	clk.Step(time.Second)
-	ctl.Expectations().Delete("default/web") // let the next sync manage again
+	ctl.Tracker().Delete("default/web") // let the next sync manage again
 	res, err := ctl.Sync(t.Context(), "default/web")
 	require.ErrorIs(t, err, errRecQuota)
 	assert.True(t, res.StatusWritten)

@@ -129,11 +129,11 @@ func TestControllerConcurrent(t *testing.T) {
 			}
 			own := newRecOwners(rss...)
 			cfg := reconcile.ReplicaSets()
-			cfg.Owners, cfg.Pods, cfg.Control = own, informer, c.Client
-			cfg.Patcher = &recPatcher{api: c.API}
+			cfg.Cluster.Owners, cfg.Cluster.Pods = own, informer
+			cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 			noStatus(&cfg)
 			cfg.Clock = c.Clock // never stepped: nothing can expire
-			cfg.TrackCreations = track
+			cfg.SetTrackCreations(track)
 			cfg.BurstReplicas = 2
 			ctrl, err := reconcile.NewController(cfg)
 			require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestControllerConcurrent(t *testing.T) {
 			bg.Go(func() { informer.run(ctrl) })
 			converged := func(rs *appsv1.ReplicaSet) bool {
 				key := reconcile.OwnerKey(rs.Namespace, rs.Name)
-				if !informer.caughtUp() || !ctrl.Expectations().Satisfied(key) {
+				if !informer.caughtUp() || !ctrl.Tracker().Satisfied(key) {
 					return false
 				}
 				pods, _ := c.API.List()
@@ -186,7 +186,7 @@ func TestControllerConcurrent(t *testing.T) {
 			wg.Go(func() {
 				for range 100 {
 					for _, rs := range rss {
-						ctrl.Expectations().Snapshot(reconcile.OwnerKey(rs.Namespace, rs.Name))
+						ctrl.Tracker().Snapshot(reconcile.OwnerKey(rs.Namespace, rs.Name))
 					}
 					ctrl.Len()
 				}

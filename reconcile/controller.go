@@ -11,7 +11,7 @@ import (
 // unconfirmed creations, the handling of pod and owner events
 // (docs/rules.md §11), claiming and the sync
 // (docs/rules.md §10). Informer handlers call its event methods and enqueue
-// the returned [Request]s; workers call [Controller.Sync] with the keys.
+// the returned [SyncRequest]s; workers call [Controller.Sync] with the keys.
 //
 // Build it with [NewController]; the zero Controller is not usable (its
 // methods return nothing or an error). A Controller is safe for concurrent
@@ -31,43 +31,31 @@ type Controller[T Object] struct {
 
 // NewController validates cfg and returns a Controller built from it. A
 // missing required field is an error that names it; there is no default
-// Kind. The consistency Gate is built from cfg.Gate, with its Caches taken
-// from cfg.CacheVersions (pods under expectations.PodsResource, owners
-// under cfg.Resource); the expectations Tracker from cfg.Expectations, on
-// that Gate (its Options.Gate, the source of its evidence) and, with
-// cfg.Exact, under the EvidenceFirst policy. A combination that cannot work
-// is an error that names it: both CacheVersions and Gate.Caches, an
-// Expectations.Gate (the Controller makes its own), CacheVersions.Owners
-// without Resource, Exact without CacheVersions.Pods, EvidenceFirst
-// without Exact, a Ranking.Now the Clock would overwrite. The Config is
-// copied: later changes to cfg do not reach the Controller.
+// Kind. The consistency Gate is built from cfg.Consistency, on the caches
+// of cfg.Cluster.CacheVersions; the expectations Tracker from
+// cfg.Expectations, on that Gate. A combination that cannot work is an
+// error that names it: CacheVersions.Owners without Cluster.Resource,
+// Expectations.Exact without CacheVersions.Pods. The Config is copied:
+// later changes to cfg do not reach the Controller.
 func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	gate := expectations.NewGate(expectations.GateOptions{Caches: cfg.caches(), Deferred: cfg.Gate.Deferred})
-	opts := cfg.Expectations
-	if opts.Clock == nil && cfg.Clock != nil {
-		opts.Clock = cfg.Clock
-	}
-	opts.Gate = gate
-	if cfg.Exact {
-		opts.Policy = expectations.EvidenceFirst
-	}
-	tracker := expectations.New(opts)
+	gate := expectations.NewGate(expectations.GateOptions{Caches: cfg.caches(), Deferred: cfg.Consistency.Deferred})
+	tracker := expectations.New(cfg.trackerOptions(gate))
 	return &Controller[T]{
 		cfg:     cfg,
 		tracker: tracker,
 		gate:    gate,
 		manager: &Manager{
-			Pods:           cfg.Control,
+			Pods:           cfg.Cluster.PodClient,
 			Expectations:   tracker,
 			BurstReplicas:  cfg.BurstReplicas,
 			Clock:          cfg.Clock,
 			Ranking:        cfg.Ranking,
 			SlowStart:      cfg.SlowStart,
-			TrackCreations: cfg.TrackCreations || cfg.Exact,
-			NameGenerator:  cfg.NameGenerator,
+			TrackCreations: cfg.Expectations.Exact || cfg.trackCreations,
+			NameGenerator:  cfg.nameGenerator,
 			Hooks:          cfg.Hooks,
 			Fence:          cfg.Fence,
 			requireNames:   true,
@@ -76,17 +64,19 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	}, nil
 }
 
-// Expectations returns the Controller's expectations Tracker, for
-// snapshots ("why is this owner waiting?") and metrics. Changing its
-// records by hand defeats the Controller's bookkeeping.
-func (c *Controller[T]) Expectations() *expectations.Tracker {
+// Tracker returns the Controller's expectations Tracker (configured by
+// Config.Expectations), for snapshots ("why is this owner waiting?") and
+// metrics. Changing its records by hand defeats the Controller's
+// bookkeeping.
+func (c *Controller[T]) Tracker() *expectations.Tracker {
 	if c == nil {
 		return nil
 	}
 	return c.tracker
 }
 
-// Gate returns the Controller's consistency gate: the records of
+// Gate returns the Controller's consistency gate (R-10.9; configured by
+// Config.Consistency): the records of
 // its own writes per owner, for "what is this owner's sync waiting for?"
 // (Gate.Written) and tests. Recording or clearing writes by hand defeats
 // the Controller's bookkeeping.
@@ -124,15 +114,15 @@ func (c *Controller[T]) Len() int {
 }
 
 // hasWrites reports whether the Gate holds a record for key: the
-// Controller records writes under pods and Config.Resource only.
+// Controller records writes under pods and Config.Cluster.Resource only.
 func (c *Controller[T]) hasWrites(key string) bool {
 	if _, ok := c.gate.Written(key, expectations.PodsResource); ok {
 		return true
 	}
-	if c.cfg.Resource.Resource == "" {
+	if c.cfg.Cluster.Resource.Resource == "" {
 		return false
 	}
-	_, ok := c.gate.Written(key, c.cfg.Resource)
+	_, ok := c.gate.Written(key, c.cfg.Cluster.Resource)
 	return ok
 }
 

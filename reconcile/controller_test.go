@@ -26,7 +26,7 @@ import (
 func TestNewControllerRequiresEveryPiece(t *testing.T) {
 	full := func() reconcile.Config[*appsv1.ReplicaSet] {
 		cfg := reconcile.ReplicaSets()
-		cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = newRecOwners(), &recPodList{}, &recPods{}, &recPatcher{}
+		cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
 		(&recStatus{}).use(&cfg)
 		return cfg
 	}
@@ -39,17 +39,16 @@ func TestNewControllerRequiresEveryPiece(t *testing.T) {
 		{"Kind", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Kind = schema.GroupVersionKind{} }},
 		{"Kind", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Kind.Version = "" }},
 		{"Describe", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Describe = nil }},
-		{"Owners", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Owners = nil }},
-		{"Owners", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Owners = (*recOwners)(nil) }},
-		{"Pods", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Pods = nil }},
-		{"Pods", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Pods = podsFunc(nil) }},
-		{"Control", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Control = nil }},
-		{"Patcher", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Patcher = nil }},
-		{"Patcher", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Patcher = reconcile.PodPatcherFunc(nil) }},
 		{"Status", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Status = nil }},
-		{"StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.StatusWriter = nil }},
-		{"StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](nil)
+		{"Cluster.Owners", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.Owners = nil }},
+		{"Cluster.Owners", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.Owners = (*recOwners)(nil) }},
+		{"Cluster.Pods", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.Pods = nil }},
+		{"Cluster.Pods", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.Pods = podsFunc(nil) }},
+		{"Cluster.PodClient", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.PodClient = nil }},
+		{"Cluster.PodClient", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.PodClient = (*podClient)(nil) }},
+		{"Cluster.StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.StatusWriter = nil }},
+		{"Cluster.StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
+			c.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](nil)
 		}},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
@@ -72,13 +71,13 @@ func TestNewControllerCopiesConfig(t *testing.T) {
 	clock := fakeclock.New(podtest.Epoch)
 	r := &recController{owners: newRecOwners(recRS(1)), pods: &recPodList{}, control: &recPods{}, patcher: &recPatcher{}, status: &recStatus{}}
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = r.owners, r.pods, r.control, r.patcher
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = r.owners, r.pods, podClient{r.control, r.patcher}
 	r.status.use(&cfg)
 	cfg.Clock = clock
 	c, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	cfg.Clock = fakeclock.New(time.Time{})
-	cfg.Control = nil
+	cfg.Cluster.PodClient = withControl(cfg.Cluster.PodClient, nil)
 	res, err := c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
 	assert.Equal(t, podtest.Epoch, res.Now)
@@ -107,19 +106,21 @@ func TestTrapCreateIgnoresGenerateName(t *testing.T) {
 			Delete: func(context.Context, *corev1.Pod) error { return nil },
 		}
 	}
-	c := newRecController(t, newRecOwners(recRS(5)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Control = ignoring() })
+	c := newRecController(t, newRecOwners(recRS(5)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+		cfg.Cluster.PodClient = withControl(cfg.Cluster.PodClient, ignoring())
+	})
 	res, err := c.Sync(t.Context(), "default/web")
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "CreatePod returned a pod without a name")
 	assert.ErrorContains(t, err, "GenerateName")
-	assert.ErrorContains(t, err, "TrackCreations")
+	assert.ErrorContains(t, err, "Config.Expectations.Exact")
 	assert.Equal(t, 1, res.Outcome.CreateFailed)
 	assert.Equal(t, 4, res.Outcome.Skipped, "slow start stops after the failing batch")
-	assert.True(t, c.Expectations().Satisfied("default/web"), "the round was lowered: no wait for the expiry")
+	assert.True(t, c.Tracker().Satisfied("default/web"), "the round was lowered: no wait for the expiry")
 
 	c = newRecController(t, newRecOwners(recRS(5)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Control = ignoring()
-		cfg.TrackCreations = true
+		cfg.Cluster.PodClient = withControl(cfg.Cluster.PodClient, ignoring())
+		cfg.SetTrackCreations(true)
 	})
 	res, err = c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)

@@ -178,7 +178,7 @@ func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retri
 		// later create would meet AlreadyExists on the empty name.
 		r.err = fmt.Errorf("reconcile: owner %s: CreatePod returned a pod without a name: "+
 			"the API ignored GenerateName %q (client-go's fake clientset does); "+
-			"turn on TrackCreations, which names pods itself, or use a GenerateName-aware fake", o.Key, pod.GenerateName)
+			"turn on Config.Expectations.Exact, which names pods itself, or use a GenerateName-aware fake such as fakecluster", o.Key, pod.GenerateName)
 		return r.err
 	case err == nil:
 		if created == nil {

@@ -23,7 +23,7 @@ func TestSyncDeferredUntilCachesSynced(t *testing.T) {
 	existing := recOwned(rs, 3)
 	var synced atomic.Bool
 	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.CacheVersions.Synced = synced.Load
+		cfg.Cluster.CacheVersions.Synced = synced.Load
 	})
 
 	for range 3 {
@@ -63,7 +63,7 @@ func TestSyncGateDeferralIsErrDeferred(t *testing.T) {
 	var podsRV atomic.Value
 	podsRV.Store("10")
 	c := newRecController(t, newRecOwners(recRS(1)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.CacheVersions.Pods = func() string { return podsRV.Load().(string) }
+		cfg.Cluster.CacheVersions.Pods = func() string { return podsRV.Load().(string) }
 	})
 	_, err := c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)

@@ -15,9 +15,8 @@ import (
 // deletePods chooses n victims among pods, expects their deletion and
 // deletes them all at once.
 func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*corev1.Pod, n int, out Outcome) (Outcome, error) {
-	opts := m.Ranking
-	opts.Now = m.now()
-	out.Victims = podrank.ForDeletion(pods, related, n, opts)
+	now := m.now()
+	out.Victims = podrank.ForDeletion(pods, related, n, m.Ranking.podrank(now))
 	out.Expected = len(out.Victims)
 
 	doomed := make([]*corev1.Pod, 0, len(out.Victims))
@@ -71,7 +70,7 @@ func (m *Manager) deletePods(ctx context.Context, o *Owner, pods, related []*cor
 			}
 		}
 	}
-	m.Hooks.deleted(o.Key, pods, out.Victims, opts.Now)
+	m.Hooks.deleted(o.Key, pods, out.Victims, now)
 	m.Hooks.repanic(o.Key, &panicked)
 	if err := gate.refusal(); err != nil {
 		failures = append(failures, err)

@@ -218,21 +218,6 @@ func TestManageReplicasRankingNowFromClock(t *testing.T) {
 	assert.Equal(t, []string{"default/a"}, recKeys(out.Victims))
 }
 
-// A Ranking.Now the Manager would overwrite with its clock's time is an
-// error, not silently ignored (issue 26): no call, no expectation.
-func TestManageReplicasRejectsRankingNow(t *testing.T) {
-	rs := recRS(1)
-	ctl := podtest.ControlledBy(rs, "ReplicaSet", "apps/v1")
-	pods := []*corev1.Pod{podtest.New("a", ctl), podtest.New("b", ctl)}
-	rec := &recPods{}
-	m := &reconcile.Manager{Pods: rec, Ranking: podrank.Options{Now: podtest.Epoch}}
-	_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), pods, nil)
-	require.ErrorContains(t, err, "reconcile: owner default/web: Manager.Ranking.Now is set")
-	assert.Empty(t, rec.deletes())
-	_, _, ok := m.Tracker().Pending("default/web")
-	assert.False(t, ok, "no expectations set")
-}
-
 // Ranking options pass through: with deletion cost disabled, the cost
 // annotation does not protect a pod.
 func TestManageReplicasRankingOptions(t *testing.T) {
@@ -242,11 +227,11 @@ func TestManageReplicasRankingOptions(t *testing.T) {
 	young := podtest.New("young", ctl, podtest.Created(podtest.Epoch.Add(time.Hour)))
 	for _, tc := range []struct {
 		name string
-		opts podrank.Options
+		opts reconcile.RankingOptions
 		want string
 	}{
-		{"deletion cost on: lower cost first", podrank.Options{}, "default/cheap"},
-		{"deletion cost off: younger first", podrank.Options{DisableDeletionCost: true}, "default/young"},
+		{"deletion cost on: lower cost first", reconcile.RankingOptions{}, "default/cheap"},
+		{"deletion cost off: younger first", reconcile.RankingOptions{DisableDeletionCost: true}, "default/young"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &reconcile.Manager{Pods: &recPods{}, Clock: fakeclock.New(podtest.Epoch.Add(2 * time.Hour)), Ranking: tc.opts}

@@ -11,10 +11,10 @@ import (
 	"github.com/reconcilekit/reconcilekit/internal/podutil"
 )
 
-// Request asks the caller to enqueue the owner Key, after After (0: now).
+// SyncRequest asks the caller to enqueue the owner Key, after After (0: now).
 // It is what an informer event handler passes to its workqueue: Add(Key)
 // when After is 0, AddAfter(Key, After) otherwise.
-type Request struct {
+type SyncRequest struct {
 	Key   string        // the owner's key, "namespace/name"
 	After time.Duration // how long to wait before adding Key; 0 means at once
 }
@@ -27,7 +27,7 @@ type Request struct {
 // owner. An orphan never lowers expectations; it enqueues every owner of
 // its namespace whose selector matches its labels. A nil pod yields nothing;
 // the pod is never modified.
-func (c *Controller[T]) PodAdded(pod *corev1.Pod) []Request {
+func (c *Controller[T]) PodAdded(pod *corev1.Pod) []SyncRequest {
 	if pod == nil || !c.usable() {
 		return nil
 	}
@@ -43,7 +43,7 @@ func (c *Controller[T]) PodAdded(pod *corev1.Pod) []Request {
 		}
 		c.tracker.CreationObservedKey(key, PodKey(pod))
 		c.manager.observed(key, pod)
-		return []Request{{Key: key}}
+		return []SyncRequest{{Key: key}}
 	}
 	return c.orphan(pod)
 }
@@ -59,7 +59,7 @@ func (c *Controller[T]) PodAdded(pod *corev1.Pod) []Request {
 //
 // Apart from the deletion case, updates never touch expectations. A nil cur
 // yields nothing; a nil old is handled as [Controller.PodAdded] of cur.
-func (c *Controller[T]) PodUpdated(old, cur *corev1.Pod) []Request {
+func (c *Controller[T]) PodUpdated(old, cur *corev1.Pod) []SyncRequest {
 	if cur == nil || !c.usable() {
 		return nil
 	}
@@ -79,12 +79,12 @@ func (c *Controller[T]) PodUpdated(old, cur *corev1.Pod) []Request {
 		}
 		return reqs
 	}
-	var reqs []Request
+	var reqs []SyncRequest
 	curRef, oldRef := metav1.GetControllerOfNoCopy(cur), metav1.GetControllerOfNoCopy(old)
 	refChanged := !sameRef(oldRef, curRef)
 	if refChanged && oldRef != nil {
 		if key, _, ok := c.resolve(old.Namespace, oldRef); ok {
-			reqs = append(reqs, Request{Key: key})
+			reqs = append(reqs, SyncRequest{Key: key})
 		}
 	}
 	if curRef != nil {
@@ -92,12 +92,12 @@ func (c *Controller[T]) PodUpdated(old, cur *corev1.Pod) []Request {
 		if !ok {
 			return reqs
 		}
-		reqs = append(reqs, Request{Key: key})
+		reqs = append(reqs, SyncRequest{Key: key})
 		if !podutil.IsReady(old) && podutil.IsReady(cur) {
 			if o, err := c.cfg.Describe(owner); err == nil && o.MinReadySeconds > 0 {
 				// Availability comes MinReadySeconds after readiness, and
 				// no event will announce it.
-				reqs = append(reqs, Request{Key: key, After: time.Duration(o.MinReadySeconds) * time.Second})
+				reqs = append(reqs, SyncRequest{Key: key, After: time.Duration(o.MinReadySeconds) * time.Second})
 			}
 		}
 		return reqs
@@ -112,7 +112,7 @@ func (c *Controller[T]) PodUpdated(old, cur *corev1.Pod) []Request {
 // stale pod of a tombstone, which the caller (the adapter) unwraps. A pod
 // whose controller resolves counts as that owner's deletion of its pod key
 // (once per expected key) and enqueues the owner; other pods yield nothing.
-func (c *Controller[T]) PodDeleted(pod *corev1.Pod) []Request {
+func (c *Controller[T]) PodDeleted(pod *corev1.Pod) []SyncRequest {
 	if pod == nil || !c.usable() {
 		return nil
 	}
@@ -126,15 +126,15 @@ func (c *Controller[T]) PodDeleted(pod *corev1.Pod) []Request {
 	}
 	c.tracker.DeletionObserved(key, PodKey(pod))
 	c.manager.observed(key, pod)
-	return []Request{{Key: key}}
+	return []SyncRequest{{Key: key}}
 }
 
 // OwnerAdded handles an owner add event: it enqueues the owner.
-func (c *Controller[T]) OwnerAdded(obj T) []Request {
+func (c *Controller[T]) OwnerAdded(obj T) []SyncRequest {
 	if isNilValue(obj) {
 		return nil
 	}
-	return []Request{{Key: OwnerKey(obj.GetNamespace(), obj.GetName())}}
+	return []SyncRequest{{Key: OwnerKey(obj.GetNamespace(), obj.GetName())}}
 }
 
 // OwnerUpdated handles an owner update event. When cur has a new
@@ -142,7 +142,7 @@ func (c *Controller[T]) OwnerAdded(obj T) []Request {
 // everything remembered for the old incarnation is forgotten first, as
 // [Controller.OwnerDeleted] does for old, so that it cannot hold back the
 // new one. The owner is enqueued in any case.
-func (c *Controller[T]) OwnerUpdated(old, cur T) []Request {
+func (c *Controller[T]) OwnerUpdated(old, cur T) []SyncRequest {
 	if isNilValue(cur) {
 		return nil
 	}
@@ -154,10 +154,10 @@ func (c *Controller[T]) OwnerUpdated(old, cur T) []Request {
 			c.forget(oldKey)
 		}
 		if oldKey != key {
-			return []Request{{Key: oldKey}, {Key: key}}
+			return []SyncRequest{{Key: oldKey}, {Key: key}}
 		}
 	}
-	return []Request{{Key: key}}
+	return []SyncRequest{{Key: key}}
 }
 
 // OwnerDeleted handles an owner delete event, with the possibly
@@ -168,7 +168,7 @@ func (c *Controller[T]) OwnerUpdated(old, cur T) []Request {
 // the controller's writes for the consistency gate is dropped only if it
 // belongs to obj's UID: a record of an owner recreated under the
 // same name survives the late delete event of its predecessor.
-func (c *Controller[T]) OwnerDeleted(obj T) []Request {
+func (c *Controller[T]) OwnerDeleted(obj T) []SyncRequest {
 	if isNilValue(obj) {
 		return nil
 	}
@@ -177,7 +177,7 @@ func (c *Controller[T]) OwnerDeleted(obj T) []Request {
 		c.gate.Clear(key, obj.GetUID())
 		c.forget(key)
 	}
-	return []Request{{Key: key}}
+	return []SyncRequest{{Key: key}}
 }
 
 // resolve returns the owner a controller ownerRef of a pod in namespace
@@ -189,7 +189,7 @@ func (c *Controller[T]) resolve(namespace string, ref *metav1.OwnerReference) (s
 	if ref.Kind != c.cfg.Kind.Kind {
 		return "", zero, false
 	}
-	owner, err := c.cfg.Owners.Get(namespace, ref.Name)
+	owner, err := c.cfg.Cluster.Owners.Get(namespace, ref.Name)
 	if err != nil || isNilValue(owner) || owner.GetUID() != ref.UID {
 		return "", zero, false
 	}
@@ -199,15 +199,15 @@ func (c *Controller[T]) resolve(namespace string, ref *metav1.OwnerReference) (s
 // orphan enqueues every owner of the pod's namespace whose selector matches
 // the pod's current labels. A pod without labels, and an
 // owner with a nil, empty or invalid selector, match nothing.
-func (c *Controller[T]) orphan(pod *corev1.Pod) []Request {
+func (c *Controller[T]) orphan(pod *corev1.Pod) []SyncRequest {
 	if len(pod.Labels) == 0 {
 		return nil
 	}
-	owners, err := c.cfg.Owners.List(pod.Namespace)
+	owners, err := c.cfg.Cluster.Owners.List(pod.Namespace)
 	if err != nil {
 		return nil
 	}
-	var reqs []Request
+	var reqs []SyncRequest
 	set := labels.Set(pod.Labels)
 	for _, owner := range owners {
 		if isNilValue(owner) {
@@ -221,7 +221,7 @@ func (c *Controller[T]) orphan(pod *corev1.Pod) []Request {
 		if err != nil || sel.Empty() || !sel.Matches(set) {
 			continue
 		}
-		reqs = append(reqs, Request{Key: OwnerKey(owner.GetNamespace(), owner.GetName())})
+		reqs = append(reqs, SyncRequest{Key: OwnerKey(owner.GetNamespace(), owner.GetName())})
 	}
 	return reqs
 }

@@ -34,7 +34,7 @@ func eventRS(name string, minReady int32) *appsv1.ReplicaSet {
 func recEvents(t *testing.T) (*recController, *expectations.Tracker) {
 	t.Helper()
 	c := newRecController(t, newRecOwners(eventRS("web", 10), eventRS("api", 0)), nil, nil)
-	return c, c.Expectations()
+	return c, c.Tracker()
 }
 
 func TestControllerPodEvents(t *testing.T) {
@@ -52,141 +52,141 @@ func TestControllerPodEvents(t *testing.T) {
 	cases := []struct {
 		name     string
 		dels     bool // expect deletions of web-0 and api-0 instead of creations
-		event    func(o *recController) []reconcile.Request
-		want     []reconcile.Request
+		event    func(o *recController) []reconcile.SyncRequest
+		want     []reconcile.SyncRequest
 		wantLeft pending
 	}{
 		{name: "R-11.1 add of a controlled pod observes a creation and enqueues",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodAdded(podtest.New("web-x", web, webLabels))
 			},
-			want: []reconcile.Request{{Key: "default/web"}}, wantLeft: pending{1, 0, 2, 0}},
+			want: []reconcile.SyncRequest{{Key: "default/web"}}, wantLeft: pending{1, 0, 2, 0}},
 		{name: "R-11.1 add with a deletion timestamp is a delete, never a creation",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodAdded(podtest.New("web-0", web, webLabels, del))
 			},
-			want: []reconcile.Request{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
+			want: []reconcile.SyncRequest{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
 		{name: "R-11.1 add whose owner UID does not match is ignored",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodAdded(podtest.New("web-x", stale, webLabels))
 			},
 			wantLeft: start},
 		{name: "R-11.1 add whose owner kind does not match is ignored",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodAdded(podtest.New("web-x", wrongKind, webLabels))
 			},
 			wantLeft: start},
 		{name: "R-11.1 add of an orphan enqueues matching owners and never lowers",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodAdded(podtest.New("stray", apiLabels))
 			},
-			want: []reconcile.Request{{Key: "default/api"}}, wantLeft: start},
+			want: []reconcile.SyncRequest{{Key: "default/api"}}, wantLeft: start},
 		{name: "R-11.1 an orphan without labels matches nothing",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodAdded(podtest.New("stray"))
 			},
 			wantLeft: start},
 		{name: "R-11.2 update with equal resourceVersions (resync) does nothing",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("web-0", web, rv("5")), podtest.New("web-0", web, rv("5"), del))
 			},
 			dels: true, wantLeft: pending{0, 1, 0, 1}},
 		{name: "R-11.2 update setting a deletion timestamp observes the deletion",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("web-0", web, webLabels, rv("5")), podtest.New("web-0", web, webLabels, rv("6"), del))
 			},
-			want: []reconcile.Request{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
+			want: []reconcile.SyncRequest{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
 		{name: "R-11.2 deletion with changed labels handles old too (same owner: one count, two requests)",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("web-0", web, webLabels, rv("5")), podtest.New("web-0", web, apiLabels, rv("6"), del))
 			},
-			want: []reconcile.Request{{Key: "default/web"}, {Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
+			want: []reconcile.SyncRequest{{Key: "default/web"}, {Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
 		{name: "R-11.2 labels nil vs empty count as changed",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				old := podtest.New("web-0", web, rv("5"))
 				cur := podtest.New("web-0", web, rv("6"), del)
 				cur.Labels = map[string]string{}
 				return o.PodUpdated(old, cur)
 			},
-			want: []reconcile.Request{{Key: "default/web"}, {Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
+			want: []reconcile.SyncRequest{{Key: "default/web"}, {Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
 		{name: "R-11.2 repeated terminating updates count the deletion once (R-3.2)",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				o.PodUpdated(podtest.New("web-0", web, rv("5")), podtest.New("web-0", web, rv("6"), del))
 				o.PodUpdated(podtest.New("web-0", web, rv("6"), del), podtest.New("web-0", web, rv("7"), del))
 				return o.PodDeleted(podtest.New("web-0", web, rv("7"), del))
 			},
-			want: []reconcile.Request{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
+			want: []reconcile.SyncRequest{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
 		{name: "R-11.2 controller ref changed: old owner and new owner enqueued, no expectations",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", web, rv("5")), podtest.New("p", api, rv("6")))
 			},
-			want: []reconcile.Request{{Key: "default/web"}, {Key: "default/api"}}, wantLeft: start},
+			want: []reconcile.SyncRequest{{Key: "default/web"}, {Key: "default/api"}}, wantLeft: start},
 		{name: "R-11.2 released pod: old owner and matching owners enqueued",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", web, webLabels, rv("5")), podtest.New("p", apiLabels, rv("6")))
 			},
-			want: []reconcile.Request{{Key: "default/web"}, {Key: "default/api"}}, wantLeft: start},
+			want: []reconcile.SyncRequest{{Key: "default/web"}, {Key: "default/api"}}, wantLeft: start},
 		{name: "R-11.2 controlled pod turning ready with minReadySeconds > 0: an extra delayed request",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", web, rv("5"), podtest.NotReady()), podtest.New("p", web, rv("6"), podtest.Ready(t0)))
 			},
-			want: []reconcile.Request{{Key: "default/web"}, {Key: "default/web", After: 10 * time.Second}}, wantLeft: start},
+			want: []reconcile.SyncRequest{{Key: "default/web"}, {Key: "default/web", After: 10 * time.Second}}, wantLeft: start},
 		{name: "R-11.2 turning ready with minReadySeconds 0: one request",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", api, rv("5")), podtest.New("p", api, rv("6"), podtest.Ready(t0)))
 			},
-			want: []reconcile.Request{{Key: "default/api"}}, wantLeft: start},
+			want: []reconcile.SyncRequest{{Key: "default/api"}}, wantLeft: start},
 		{name: "R-11.2 staying ready: one request",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", web, rv("5"), podtest.Ready(t0)), podtest.New("p", web, rv("6"), podtest.Ready(t0)))
 			},
-			want: []reconcile.Request{{Key: "default/web"}}, wantLeft: start},
+			want: []reconcile.SyncRequest{{Key: "default/web"}}, wantLeft: start},
 		{name: "R-11.2 controlled pod whose owner does not resolve: nothing",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", stale, rv("5")), podtest.New("p", stale, rv("6"), webLabels))
 			},
 			wantLeft: start},
 		{name: "R-11.2 orphan with unchanged labels and ref: nothing",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", webLabels, rv("5")), podtest.New("p", webLabels, rv("6")))
 			},
 			wantLeft: start},
 		{name: "R-11.2 orphan with changed labels: matching owners",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodUpdated(podtest.New("p", webLabels, rv("5")), podtest.New("p", apiLabels, rv("6")))
 			},
-			want: []reconcile.Request{{Key: "default/api"}}, wantLeft: start},
+			want: []reconcile.SyncRequest{{Key: "default/api"}}, wantLeft: start},
 		{name: "R-11.3 delete of a controlled pod observes its key and enqueues",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodDeleted(podtest.New("api-0", api))
 			},
-			want: []reconcile.Request{{Key: "default/api"}}, wantLeft: pending{0, 1, 0, 0}},
+			want: []reconcile.SyncRequest{{Key: "default/api"}}, wantLeft: pending{0, 1, 0, 0}},
 		{name: "R-11.3 delete of an unexpected pod enqueues without counting (R-3.2)",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodDeleted(podtest.New("api-9", api))
 			},
-			want: []reconcile.Request{{Key: "default/api"}}, wantLeft: pending{0, 1, 0, 1}},
+			want: []reconcile.SyncRequest{{Key: "default/api"}}, wantLeft: pending{0, 1, 0, 1}},
 		{name: "R-11.3 delete of an orphan or of an unresolved owner's pod: nothing",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return append(o.PodDeleted(podtest.New("web-0", webLabels)), o.PodDeleted(podtest.New("web-0", stale))...)
 			},
 			wantLeft: pending{0, 1, 0, 1}},
 		{name: "R-11.3 a stale tombstone pod counts like the pod",
 			dels: true,
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return o.PodDeleted(podtest.New("web-0", web, rv("1"))) // old state, no deletion timestamp
 			},
-			want: []reconcile.Request{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
+			want: []reconcile.SyncRequest{{Key: "default/web"}}, wantLeft: pending{0, 0, 0, 1}},
 		{name: "nil pods yield nothing",
-			event: func(o *recController) []reconcile.Request {
+			event: func(o *recController) []reconcile.SyncRequest {
 				return append(append(o.PodAdded(nil), o.PodUpdated(nil, nil)...), o.PodDeleted(nil)...)
 			},
 			wantLeft: start},
@@ -242,7 +242,7 @@ func TestControllerEventsTrackedCreations(t *testing.T) {
 	tracker.ExpectCreationKeys("default/web", []string{"default/web-a", "default/web-b"})
 	web := podtest.ControlledBy(recOwnerMeta("web"), "ReplicaSet", "apps/v1")
 	for _, name := range []string{"web-a", "web-a", "someone-elses", "web-b"} {
-		assert.Equal(t, []reconcile.Request{{Key: "default/web"}}, o.PodAdded(podtest.New(name, web)), name)
+		assert.Equal(t, []reconcile.SyncRequest{{Key: "default/web"}}, o.PodAdded(podtest.New(name, web)), name)
 	}
 	snap, ok := tracker.Snapshot("default/web")
 	require.True(t, ok)
@@ -264,7 +264,7 @@ func TestControllerOwnerDeleted(t *testing.T) {
 	require.NoError(t, err)
 	tracker.ExpectDeletions("default/web", []string{"default/web-0"})
 	require.Equal(t, 1, o.Len())
-	assert.Equal(t, []reconcile.Request{{Key: "default/web"}}, o.OwnerDeleted(web))
+	assert.Equal(t, []reconcile.SyncRequest{{Key: "default/web"}}, o.OwnerDeleted(web))
 	_, _, ok := tracker.Pending("default/web")
 	assert.False(t, ok)
 	assert.True(t, tracker.Satisfied("default/web"))
@@ -283,19 +283,19 @@ func TestControllerOwnerUpdated(t *testing.T) {
 
 	same := web.DeepCopy()
 	same.Generation++
-	assert.Equal(t, []reconcile.Request{{Key: "default/web"}}, o.OwnerUpdated(web, same))
+	assert.Equal(t, []reconcile.SyncRequest{{Key: "default/web"}}, o.OwnerUpdated(web, same))
 	adds, _, ok := tracker.Pending("default/web")
 	require.True(t, ok)
 	assert.Equal(t, 2, adds, "same UID: expectations kept")
 
 	recreated := web.DeepCopy()
 	recreated.UID = "uid-web-2"
-	assert.Equal(t, []reconcile.Request{{Key: "default/web"}}, o.OwnerUpdated(web, recreated))
+	assert.Equal(t, []reconcile.SyncRequest{{Key: "default/web"}}, o.OwnerUpdated(web, recreated))
 	_, _, ok = tracker.Pending("default/web")
 	assert.False(t, ok, "new UID: the old incarnation is forgotten")
 	assert.Equal(t, 0, o.Len())
 
-	assert.Equal(t, []reconcile.Request{{Key: "default/web"}}, o.OwnerAdded(web))
+	assert.Equal(t, []reconcile.SyncRequest{{Key: "default/web"}}, o.OwnerAdded(web))
 	assert.Empty(t, o.OwnerAdded(nil))
 	assert.Empty(t, o.OwnerUpdated(nil, nil))
 	assert.Empty(t, o.OwnerDeleted(nil))
@@ -307,12 +307,12 @@ func TestControllerEventsKind(t *testing.T) {
 	o := newRecController(t, newRecOwners(eventRS("web", 0)), nil, func(c *reconcile.Config[*appsv1.ReplicaSet]) {
 		c.Kind = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "PodSet"}
 	})
-	tracker := o.Expectations()
+	tracker := o.Tracker()
 	tracker.ExpectCreations("default/web", 1)
 	podSet := podtest.ControlledBy(recOwnerMeta("web"), "PodSet", "example.com/v2")
 	rsRef := podtest.ControlledBy(recOwnerMeta("web"), "ReplicaSet", "apps/v1")
 	assert.Empty(t, o.PodAdded(podtest.New("a", rsRef)))
-	assert.Equal(t, []reconcile.Request{{Key: "default/web"}}, o.PodAdded(podtest.New("b", podSet)))
+	assert.Equal(t, []reconcile.SyncRequest{{Key: "default/web"}}, o.PodAdded(podtest.New("b", podSet)))
 	assert.True(t, tracker.Satisfied("default/web"))
 }
 
@@ -333,7 +333,7 @@ func TestControllerOrphanMatching(t *testing.T) {
 	owners := newRecOwners(eventRS("web", 0), empty, nilSel, bad, both, other)
 	o := newRecController(t, owners, nil, nil)
 	pod := podtest.New("stray", podtest.Labels(map[string]string{"app": "web", "tier": "x"}))
-	assert.ElementsMatch(t, []reconcile.Request{{Key: "default/web"}, {Key: "default/both"}}, o.PodAdded(pod))
+	assert.ElementsMatch(t, []reconcile.SyncRequest{{Key: "default/web"}, {Key: "default/both"}}, o.PodAdded(pod))
 	owners.listErr = assert.AnError
 	assert.Empty(t, o.PodAdded(pod))
 }
@@ -346,7 +346,7 @@ func TestControllerZero(t *testing.T) {
 	assert.Empty(t, z.PodUpdated(podtest.New("p", web), podtest.New("p", web, podtest.ResourceVersion("2"))))
 	assert.Empty(t, z.PodDeleted(podtest.New("p", web)))
 	assert.Equal(t, 0, z.Len())
-	assert.Nil(t, z.Expectations())
+	assert.Nil(t, z.Tracker())
 	assert.Nil(t, z.Gate())
 	_, err := z.Sync(t.Context(), "default/web")
 	assert.Error(t, err)

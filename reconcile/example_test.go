@@ -32,8 +32,8 @@ func Example() {
 	api.owners[rs.Name] = rs
 
 	cfg := reconcile.ReplicaSets() // Kind, Describe and upstream's Status for apps/v1 ReplicaSets
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus) // UpdateStatus
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus) // UpdateStatus
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)
@@ -86,7 +86,7 @@ func ExampleNewController() {
 	fmt.Println(err)
 	// Output:
 	// reconcile: NewController: Config.Kind is required (the owners' group, version and kind; there is no default: use ReplicaSets() for apps/v1 ReplicaSets)
-	// reconcile: NewController: Config.Owners is required
+	// reconcile: NewController: Config.Cluster.Owners is required (the adapters fill Config.Cluster: clientgo.ReplicaSets, ctrlruntime.NewConfig)
 }
 
 // A custom resource that owns pods: Kind and Describe tell the Controller
@@ -108,7 +108,6 @@ func ExampleNewController_customResource() {
 				Template: &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
 			}, nil
 		},
-		Owners: owners, Pods: api, Control: api, Patcher: api,
 		// Status is pure: it computes, the StatusWriter writes.
 		Status: func(ps *exPodSet, res reconcile.SyncResult) (*exPodSet, bool) {
 			conds, changed := status.SetReplicaFailure(ps.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
@@ -119,11 +118,16 @@ func ExampleNewController_customResource() {
 			next.Conditions, next.StatusReplicas, next.ReadyReplicas = conds, res.Counts.Replicas, res.Counts.Ready
 			return next, true
 		},
-		StatusWriter: reconcile.StatusWriterFunc[*exPodSet](func(_ context.Context, next *exPodSet) (*exPodSet, error) {
-			fmt.Printf("status written: replicas=%d ready=%d conditions=%d\n", next.StatusReplicas, next.ReadyReplicas, len(next.Conditions))
-			owners[next.Name] = next // the API server's answer
-			return next, nil
-		}),
+		Cluster: reconcile.Cluster[*exPodSet]{
+			Owners:    owners,
+			Pods:      api,
+			PodClient: api,
+			StatusWriter: reconcile.StatusWriterFunc[*exPodSet](func(_ context.Context, next *exPodSet) (*exPodSet, error) {
+				fmt.Printf("status written: replicas=%d ready=%d conditions=%d\n", next.StatusReplicas, next.ReadyReplicas, len(next.Conditions))
+				owners[next.Name] = next // the API server's answer
+				return next, nil
+			}),
+		},
 	})
 	if err != nil {
 		panic(err)
@@ -147,8 +151,8 @@ func ExampleErrTerminal() {
 	rs.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
 	api.owners[rs.Name] = rs
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	ctrl, _ := reconcile.NewController(cfg)
 	_, err := ctrl.Sync(context.Background(), "default/web")
 	fmt.Println(errors.Is(err, reconcile.ErrTerminal))
@@ -170,8 +174,8 @@ func ExampleOwner_Validate() {
 	api := newExAPI()
 	api.owners[rs.Name] = rs
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)
@@ -195,10 +199,10 @@ func ExampleCacheVersions() {
 	api := newExAPI()
 	api.owners["web"] = exReplicaSet("web", 2)
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = exOwners{api}, api, api, api
-	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	// client-go: podInformer.GetIndexer().LastStoreSyncResourceVersion
-	cfg.CacheVersions.Pods = api.cacheVersion
+	cfg.Cluster.CacheVersions.Pods = api.cacheVersion
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)
@@ -311,7 +315,7 @@ func (a *exAPI) List(string) ([]*corev1.Pod, error) {
 
 // deliver updates the cache with the pending changes and hands each to
 // handler, like an informer; a controller would enqueue the requests.
-func (a *exAPI) deliver(handler func(*corev1.Pod) []reconcile.Request) {
+func (a *exAPI) deliver(handler func(*corev1.Pod) []reconcile.SyncRequest) {
 	a.mu.Lock()
 	pending := a.pending
 	a.pending = nil

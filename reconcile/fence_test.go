@@ -158,7 +158,7 @@ func TestFenceSync(t *testing.T) {
 			assert.Len(t, c.patcher.recorded(), tc.wantPatches, "patches")
 			assert.Len(t, c.control.creates(), tc.wantCreates, "creates")
 			assert.Equal(t, tc.wantStatus, c.status.sentWrites(), "status writes")
-			adds, _, _ := c.Expectations().Pending("default/web")
+			adds, _, _ := c.Tracker().Pending("default/web")
 			assert.Equal(t, len(res.Outcome.Created), adds, "expected creations = creates made")
 			if !tc.wantErr {
 				require.NoError(t, err)

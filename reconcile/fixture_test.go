@@ -316,7 +316,7 @@ func (s *recStatus) sentWrites() int {
 
 // use makes s cfg's Status and StatusWriter.
 func (s *recStatus) use(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-	cfg.Status, cfg.StatusWriter = s.status, s
+	cfg.Status, cfg.Cluster.StatusWriter = s.status, s
 }
 
 func (s *recStatus) writes() []reconcile.SyncResult {
@@ -347,7 +347,7 @@ func newRecController(t testing.TB, owners *recOwners, pods []*corev1.Pod, tune 
 		status:  &recStatus{},
 	}
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = r.owners, r.pods, r.control, r.patcher
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = r.owners, r.pods, podClient{r.control, r.patcher}
 	r.status.use(&cfg)
 	if tune != nil {
 		tune(&cfg)
@@ -390,7 +390,32 @@ func recOwnerMeta(name string) *metav1.ObjectMeta {
 // StatusWriter fails if called.
 func noStatus(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 	cfg.Status = func(*appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, bool) { return nil, false }
-	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 		return nil, errors.New("test: unexpected status write")
 	})
+}
+
+// podClient joins a PodControl and a PodPatcher into the one
+// reconcile.PodClient of Config.Cluster.
+type podClient struct {
+	reconcile.PodControl
+	reconcile.PodPatcher
+}
+
+// withControl returns pc with its create and delete calls replaced by
+// control's, keeping its patches.
+func withControl(pc reconcile.PodClient, control reconcile.PodControl) reconcile.PodClient {
+	return podClient{PodControl: control, PodPatcher: pc}
+}
+
+// withPatcher returns pc with its patches replaced by patcher's.
+func withPatcher(pc reconcile.PodClient, patcher reconcile.PodPatcher) reconcile.PodClient {
+	return podClient{PodControl: pc, PodPatcher: patcher}
+}
+
+// patchFunc adapts a function to a reconcile.PodPatcher.
+type patchFunc func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error)
+
+func (f patchFunc) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+	return f(ctx, pod, data)
 }

@@ -180,10 +180,9 @@ func BenchmarkFleet(b *testing.B) {
 func newFleetController(b *testing.B, owners []*appsv1.ReplicaSet, pods []*corev1.Pod, tune func(*reconcile.Config[*appsv1.ReplicaSet])) *reconcile.Controller[*appsv1.ReplicaSet] {
 	b.Helper()
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = newFleetOwners(owners)
-	cfg.Pods = newFleetPods(pods)
-	cfg.Control = recNopPods{}
-	cfg.Patcher = &recPatcher{}
+	cfg.Cluster.Owners = newFleetOwners(owners)
+	cfg.Cluster.Pods = newFleetPods(pods)
+	cfg.Cluster.PodClient = podClient{recNopPods{}, &recPatcher{}}
 	cfg.Clock = fakeclock.New(podtest.Epoch.Add(time.Hour))
 	noStatus(&cfg)
 	if tune != nil {

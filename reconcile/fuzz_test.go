@@ -45,7 +45,7 @@ func FuzzPodEvents(f *testing.F) {
 		d := pt.NewDecoder(data)
 		owners := decodeOwners(d)
 		r := newRecController(t, newRecOwners(owners...), nil, nil)
-		tracker := r.Expectations()
+		tracker := r.Tracker()
 		for _, rs := range owners {
 			key := reconcile.OwnerKey(rs.Namespace, rs.Name)
 			tracker.ExpectCreations(key, 4)
@@ -62,7 +62,7 @@ func FuzzPodEvents(f *testing.F) {
 			oldBefore, curBefore := old.DeepCopy(), cur.DeepCopy()
 			pending := pendingOf(tracker, owners)
 
-			var reqs []reconcile.Request
+			var reqs []reconcile.SyncRequest
 			switch kind {
 			case 0:
 				reqs = r.PodAdded(cur)
@@ -109,7 +109,7 @@ func FuzzOwnerEvents(f *testing.F) {
 		d := pt.NewDecoder(data)
 		owners := decodeOwners(d)
 		r := newRecController(t, newRecOwners(owners...), nil, nil)
-		tracker := r.Expectations()
+		tracker := r.Tracker()
 		keys := map[string]bool{}
 		for _, ns := range pt.Namespaces {
 			for _, name := range pt.OwnerNames {
@@ -134,7 +134,7 @@ func FuzzOwnerEvents(f *testing.F) {
 				_, _, held[key] = tracker.Pending(key)
 			}
 
-			var reqs []reconcile.Request
+			var reqs []reconcile.SyncRequest
 			var want, forgotten []string
 			switch kind {
 			case 0:
@@ -394,15 +394,14 @@ func FuzzSync(f *testing.F) {
 		control := &recordingControl{inner: c.Client}
 		burst := 1 + d.Intn(4)
 		r := newRecController(t, newRecOwners(owners...), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-			cfg.Pods = informerPods(c) // the one place this target meets the Pods seam
-			cfg.Control = control
-			cfg.Patcher = &recPatcher{api: c.API}
+			cfg.Cluster.Pods = informerPods(c) // the one place this target meets the Pods seam
+			cfg.Cluster.PodClient = podClient{control, &recPatcher{api: c.API}}
 			noStatus(cfg)
 			cfg.Clock = c.Clock
 			cfg.BurstReplicas = burst
-			cfg.TrackCreations = d.Bool()
+			cfg.SetTrackCreations(d.Bool())
 			if d.Bool() {
-				cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
+				cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
 			}
 		})
 		ownersBefore := deepCopyOwners(owners)

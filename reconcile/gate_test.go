@@ -105,9 +105,9 @@ func newGateRig(t *testing.T, replicas int32, pods []*corev1.Pod, tune func(*rec
 	g.rs.ResourceVersion = "60"
 	g.owners = &countingOwners{recOwners: newRecOwners(g.rs)}
 	g.recController = newRecController(t, g.owners.recOwners, pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Owners = g.owners
-		cfg.CacheVersions = reconcile.CacheVersions{Pods: g.podsRV.get, Owners: g.ownersRV.get}
-		cfg.Gate.Deferred = g.deferred.hook
+		cfg.Cluster.Owners = g.owners
+		cfg.Cluster.CacheVersions = reconcile.CacheVersions{Pods: g.podsRV.get, Owners: g.ownersRV.get}
+		cfg.Consistency.Deferred = g.deferred.hook
 		if tune != nil {
 			tune(cfg)
 		}
@@ -178,11 +178,11 @@ func TestGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 				if tc.noPodsCache {
-					cfg.CacheVersions.Pods = nil
+					cfg.Cluster.CacheVersions.Pods = nil
 				}
 			})
 			g.written()
-			tr := g.Expectations()
+			tr := g.Tracker()
 			// First sync: nothing recorded, so no gate; 3 creates (RVs
 			// 100-102) and a status write (RV 70) are recorded.
 			_, err := g.Sync(t.Context(), gateKey)
@@ -240,7 +240,7 @@ func TestGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 func TestGateWithoutCacheVersionsNeverDefers(t *testing.T) {
 	var d deferrals
 	c := newRecController(t, newRecOwners(recRS(3)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Gate.Deferred = d.hook
+		cfg.Consistency.Deferred = d.hook
 	})
 	c.status.ret = func(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 		out := rs.DeepCopy()
@@ -263,8 +263,8 @@ func TestGateWithoutCacheVersionsNeverDefers(t *testing.T) {
 // the writes are still recorded, for EvidenceFirst.
 func TestGateDisabledNeverDefers(t *testing.T) {
 	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.DisableConsistencyGate = true
-		cfg.Exact = true
+		cfg.Consistency.Disable = true
+		cfg.Expectations.Exact = true
 	})
 	g.written()
 	g.podsRV.set("1")
@@ -275,7 +275,7 @@ func TestGateDisabledNeverDefers(t *testing.T) {
 	}
 	assert.Zero(t, g.deferred.n())
 	assert.Equal(t, 3, g.reads().owners)
-	tr := g.Expectations()
+	tr := g.Tracker()
 	assert.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource), "recorded though the gate is off")
 	assert.Equal(t, "72", written(t, g.Gate(), rsResource))
 	snap, _ := tr.Snapshot(gateKey)
@@ -291,7 +291,7 @@ func TestGateRecordClearing(t *testing.T) {
 		// The gate off, so that the sync reaches the owner read while the
 		// caches are behind; with it on, a passing gate has already
 		// cleared the record.
-		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
+		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Consistency.Disable = true })
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
 		g.Gate().Wrote(gateKey, "uid-someone-else", expectations.PodsResource, "200")
@@ -328,7 +328,7 @@ func TestGateRecordClearing(t *testing.T) {
 		assert.Zero(t, g.Len())
 	})
 	t.Run("R-10.9 a recreated owner's write replaces the record", func(t *testing.T) {
-		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
+		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Consistency.Disable = true })
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
 		require.Equal(t, "60", written(t, g.Gate(), rsResource), "a skipped status write records the cached version")
@@ -338,7 +338,7 @@ func TestGateRecordClearing(t *testing.T) {
 		recreated := recRS(3)
 		recreated.UID, recreated.ResourceVersion = "uid-web-2", "80"
 		g.owners.set(recreated)
-		g.Expectations().Delete(gateKey) // the old owner's round does not hold the new one back
+		g.Tracker().Delete(gateKey) // the old owner's round does not hold the new one back
 		_, err = g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
 		assert.Equal(t, "105", written(t, g.Gate(), expectations.PodsResource), "the new owner's creates")
@@ -359,7 +359,8 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 	t.Run("R-10.9 creates, whatever the mode", func(t *testing.T) {
 		for _, mode := range []struct{ track, exact bool }{{false, false}, {true, false}, {false, true}} {
 			g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-				cfg.TrackCreations, cfg.Exact = mode.track, mode.exact
+				cfg.SetTrackCreations(mode.track)
+				cfg.Expectations.Exact = mode.exact
 			})
 			_, err := g.Sync(t.Context(), gateKey)
 			require.NoError(t, err)
@@ -389,14 +390,14 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 		}
 		inner, next := &recPatcher{}, 300
 		g := newGateRig(t, 2, pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-			cfg.Patcher = reconcile.PodPatcherFunc(func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+			cfg.Cluster.PodClient = withPatcher(cfg.Cluster.PodClient, patchFunc(func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
 				out, err := inner.PatchPod(ctx, pod, data)
 				if err == nil {
 					out.ResourceVersion = strconv.Itoa(next) // the server's new version
 					next += 100
 				}
 				return out, err
-			})
+			}))
 		})
 		res, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
@@ -450,8 +451,8 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 	})
 	t.Run("R-10.9 no Resource: status writes not recorded", func(t *testing.T) {
 		g := newGateRig(t, 0, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-			cfg.Resource = schema.GroupResource{}
-			cfg.CacheVersions.Owners = nil
+			cfg.Cluster.Resource = schema.GroupResource{}
+			cfg.Cluster.CacheVersions.Owners = nil
 		})
 		g.written()
 		_, err := g.Sync(t.Context(), gateKey)
@@ -461,37 +462,30 @@ func TestGateRecordsTheControllersWrites(t *testing.T) {
 	})
 }
 
-// NewController: CacheVersions become the Tracker's Caches; saying it twice,
-// or an owners' cache without the owners' resource, is an error.
+// NewController: an owners' cache without the owners' resource, or with the
+// pods' resource, is an error.
 func TestGateConfig(t *testing.T) {
 	full := func() reconcile.Config[*appsv1.ReplicaSet] {
 		cfg := reconcile.ReplicaSets()
-		cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = newRecOwners(), &recPodList{}, &recPods{}, &recPatcher{}
+		cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
 		(&recStatus{}).use(&cfg)
 		return cfg
 	}
-	assert.Equal(t, "replicasets.apps", full().Resource.String(), "ReplicaSets() sets Resource")
+	assert.Equal(t, "replicasets.apps", full().Cluster.Resource.String(), "ReplicaSets() sets Cluster.Resource")
 	v := func() string { return "1" }
 	for _, tc := range []struct {
 		name string
 		tune func(*reconcile.Config[*appsv1.ReplicaSet])
 		want string
 	}{
-		{"both CacheVersions and Gate.Caches", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.CacheVersions.Pods = v
-			c.Gate.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: v}
-		}, "both Config.CacheVersions and Config.Gate.Caches"},
-		{"a Gate of the caller's for the Tracker", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.Expectations.Gate = new(expectations.Gate)
-		}, "Config.Expectations.Gate is set"},
 		{"owners' cache without Resource", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.CacheVersions.Owners = v
-			c.Resource = schema.GroupResource{}
-		}, "Config.CacheVersions.Owners is set without Config.Resource"},
+			c.Cluster.CacheVersions.Owners = v
+			c.Cluster.Resource = schema.GroupResource{}
+		}, "Config.Cluster.CacheVersions.Owners is set without Config.Cluster.Resource"},
 		{"Resource is pods", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.CacheVersions.Owners = v
-			c.Resource = expectations.PodsResource
-		}, "Config.Resource is pods"},
+			c.Cluster.CacheVersions.Owners = v
+			c.Cluster.Resource = expectations.PodsResource
+		}, "Config.Cluster.Resource is pods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := full()
@@ -502,9 +496,9 @@ func TestGateConfig(t *testing.T) {
 			assert.ErrorContains(t, err, "reconcile: NewController: "+tc.want)
 		})
 	}
-	// Gate.Caches alone is accepted: the gate and EvidenceFirst use it.
+	// Both versions with the owners' resource are accepted.
 	cfg := full()
-	cfg.Gate.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: v}
+	cfg.Cluster.CacheVersions = reconcile.CacheVersions{Pods: v, Owners: v}
 	_, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 }
@@ -580,12 +574,12 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 		inner := &recPatcher{api: c.API}
 		burst := rapid.IntRange(1, 4).Draw(t, "burst")
 		cfg := reconcile.ReplicaSets()
-		cfg.Owners = owners
-		cfg.Pods = podsFunc(func(ns string) ([]*corev1.Pod, error) {
+		cfg.Cluster.Owners = owners
+		cfg.Cluster.Pods = podsFunc(func(ns string) ([]*corev1.Pod, error) {
 			lists++
 			return informerPods(c).List(ns)
 		})
-		cfg.Control = reconcile.PodControlFuncs{
+		cfg.Cluster.PodClient = reconcile.PodControlFuncs{
 			Create: func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 				p, err := c.Client.CreatePod(ctx, pod)
 				if err == nil {
@@ -594,15 +588,15 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 				return p, err
 			},
 			Delete: c.Client.DeletePod,
+			Patch: func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+				patches++ // claiming runs on the sync's goroutine
+				p, err := inner.PatchPod(ctx, pod, data)
+				if err == nil && cluster.ControllerOf(pod) == nil {
+					model.wrote(&model.pods, p.ResourceVersion) // an adoption; a release records nothing
+				}
+				return p, err
+			},
 		}
-		cfg.Patcher = reconcile.PodPatcherFunc(func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
-			patches++ // claiming runs on the sync's goroutine
-			p, err := inner.PatchPod(ctx, pod, data)
-			if err == nil && cluster.ControllerOf(pod) == nil {
-				model.wrote(&model.pods, p.ResourceVersion) // an adoption; a release records nothing
-			}
-			return p, err
-		})
 		cfg.Status = func(cached *appsv1.ReplicaSet, _ reconcile.SyncResult) (*appsv1.ReplicaSet, bool) {
 			statuses++
 			if rapid.Bool().Draw(t, "statusChanged") {
@@ -611,21 +605,21 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			model.wrote(&model.owners, cached.ResourceVersion) // skipped: the cached owner's version
 			return nil, false
 		}
-		cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+		cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 			ownerRV++
 			out := next.DeepCopy()
 			out.ResourceVersion = strconv.FormatInt(ownerRV, 10)
 			model.wrote(&model.owners, out.ResourceVersion)
 			return out, nil
 		})
-		cfg.CacheVersions = reconcile.CacheVersions{
+		cfg.Cluster.CacheVersions = reconcile.CacheVersions{
 			Pods:   c.Informer.LastSyncResourceVersion,
 			Owners: func() string { return strconv.FormatInt(ownerCache, 10) },
 		}
-		cfg.Gate.Deferred = func(string, *expectations.StaleCacheError) { deferredHook++ }
+		cfg.Consistency.Deferred = func(string, *expectations.StaleCacheError) { deferredHook++ }
 		cfg.Clock = c.Clock
 		cfg.BurstReplicas = burst
-		cfg.TrackCreations = rapid.Bool().Draw(t, "track")
+		cfg.SetTrackCreations(rapid.Bool().Draw(t, "track"))
 		ctrl, err := reconcile.NewController(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -731,7 +725,7 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			c.Informer.DeliverAll()
 			ownerCache = ownerRV
 			rs.ResourceVersion = strconv.FormatInt(ownerCache, 10)
-			if live() == int(*rs.Spec.Replicas) && ctrl.Expectations().Satisfied(gateKey) {
+			if live() == int(*rs.Spec.Replicas) && ctrl.Tracker().Satisfied(gateKey) {
 				return
 			}
 			if i == bound {
@@ -748,12 +742,12 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 // its Tracker reads its evidence from its Gate, and forgetting an owner's
 // expectations (Tracker.Delete) leaves the Gate's record.
 func TestControllerWiresTheGate(t *testing.T) {
-	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
+	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Consistency.Disable = true })
 	require.NotNil(t, g.Gate())
-	assert.Same(t, g.Gate(), g.Expectations().Gate(), "the Tracker's evidence is the Controller's Gate")
+	assert.Same(t, g.Gate(), g.Tracker().Gate(), "the Tracker's evidence is the Controller's Gate")
 	_, err := g.Sync(t.Context(), gateKey)
 	require.NoError(t, err)
-	g.Expectations().Delete(gateKey)
+	g.Tracker().Delete(gateKey)
 	assert.Equal(t, "102", written(t, g.Gate(), expectations.PodsResource), "Delete leaves the Gate's record")
 	assert.Equal(t, 1, g.Len(), "Len counts the Gate's record")
 }

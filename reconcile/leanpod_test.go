@@ -322,7 +322,7 @@ type leanSyncView struct {
 	Created                                int
 	Deleted                                []string
 	Patches                                []patchCall
-	Requests                               [][]reconcile.Request
+	Requests                               [][]reconcile.SyncRequest
 }
 
 // leanSync runs one sync of every owner over pods, then the pod event
@@ -332,7 +332,7 @@ func leanSync(t testing.TB, pods []*corev1.Pod, replicas int32, exact bool) lean
 	owners := newRecOwners(leanOwners(replicas)...)
 	c := newRecController(t, owners, pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		cfg.Clock = fakeclock.New(leanNow)
-		cfg.TrackCreations = exact
+		cfg.SetTrackCreations(exact)
 	})
 	var v leanSyncView
 	for _, name := range leanOwner {

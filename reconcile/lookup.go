@@ -13,10 +13,10 @@ import (
 func (c *Controller[T]) podsOf(owner T) ([]*corev1.Pod, error) {
 	namespace, name, uid := owner.GetNamespace(), owner.GetName(), owner.GetUID()
 	kind := c.cfg.Kind.Kind
-	if ix, ok := c.cfg.Pods.(PodsByController); ok && namespace != "" {
+	if ix, ok := c.cfg.Cluster.Pods.(PodsByController); ok && namespace != "" {
 		return ix.ListByController(namespace, kind, name, uid)
 	}
-	all, err := c.cfg.Pods.List(namespace)
+	all, err := c.cfg.Cluster.Pods.List(namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -40,10 +40,10 @@ func controlledByOrOrphan(pod *corev1.Pod, kind, name string, uid types.UID) boo
 // siblings returns the owners of namespace whose controller ownerRef has
 // uid: from an OwnersByController, or Owners.List filtered.
 func (c *Controller[T]) siblings(namespace string, uid types.UID) ([]T, error) {
-	if ix, ok := c.cfg.Owners.(OwnersByController[T]); ok {
+	if ix, ok := c.cfg.Cluster.Owners.(OwnersByController[T]); ok {
 		return ix.ListByController(namespace, uid)
 	}
-	all, err := c.cfg.Owners.List(namespace)
+	all, err := c.cfg.Cluster.Owners.List(namespace)
 	if err != nil {
 		return nil, err
 	}

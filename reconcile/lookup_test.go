@@ -79,7 +79,7 @@ func TestSyncReadsTheOwnersPodsAndOrphans(t *testing.T) {
 	run := func(t *testing.T, p reconcile.Pods) seen {
 		t.Helper()
 		r := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-			cfg.Pods = p
+			cfg.Cluster.Pods = p
 		})
 		res, err := r.Sync(t.Context(), "default/web")
 		require.NoError(t, err)
@@ -137,7 +137,7 @@ func TestRelatedOwnersByControllerUID(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRecController(t, newRecOwners(), pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-				cfg.Owners = tc.owners
+				cfg.Cluster.Owners = tc.owners
 			})
 			res, err := r.Sync(t.Context(), "default/web")
 			require.NoError(t, err)
@@ -191,7 +191,7 @@ func TestPropertyIndexedSyncEqualsListedSync(tt *testing.T) {
 		}
 		run := func(p reconcile.Pods) (reconcile.SyncResult, []patchCall, []string) {
 			r := newRecController(tt, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-				cfg.Pods = p
+				cfg.Cluster.Pods = p
 			})
 			res, err := r.Sync(context.Background(), "default/web")
 			if err != nil {

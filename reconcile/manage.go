@@ -46,7 +46,7 @@ func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, relat
 }
 
 // manageListed is the manage step of [Controller.Sync]. Its active pods are
-// claimed from one listing of Config.Pods, which repeats no pod but in a rare
+// claimed from one listing of Config.Cluster.Pods, which repeats no pod but in a rare
 // race (see [Pods]), so it skips ManageReplicas' check for repeats on every
 // sync: that check made a sync of 1,000 pods with nothing to do 1.41x slower
 // (CPU time of BenchmarkControllerSync with and without it, 12 interleaved
@@ -64,9 +64,6 @@ func (m *Manager) manageListed(ctx context.Context, owner Owner, active, related
 func (m *Manager) manage(ctx context.Context, owner Owner, pods, related []*corev1.Pod) (Outcome, error) {
 	if err := owner.validate(); err != nil {
 		return Outcome{}, err
-	}
-	if !m.Ranking.Now.IsZero() {
-		return Outcome{}, fmt.Errorf("reconcile: owner %s: Manager.Ranking.Now is set; the ranking reads the time from Manager.Clock: set Clock instead", owner.Key)
 	}
 	diff := len(pods) - int(owner.Replicas)
 	out := Outcome{Diff: diff}

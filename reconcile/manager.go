@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
-	"github.com/reconcilekit/reconcilekit/podrank"
 	"github.com/reconcilekit/reconcilekit/slowstart"
 )
 
@@ -44,12 +43,15 @@ type Manager struct {
 	// private Tracker on Clock, reachable through [Manager.Tracker].
 	//
 	// The Manager also records the resourceVersion of every pod it creates
-	// in the Tracker's consistency gate, when it has one
+	// in the consistency gate of a Tracker built on one
 	// (expectations.Options.Gate; Gate.Wrote under
 	// expectations.PodsResource, with the owner's UID), for the gate and
-	// EvidenceFirst; deletes are not recorded. Checking the gate
-	// (Gate.Ready) and clearing the record when the owner goes
-	// (Gate.Clear) is the caller's: a [Controller] does both.
+	// EvidenceFirst; deletes are not recorded. Such a Gate is the
+	// caller's own: checking it (Gate.Ready) and clearing an owner's record
+	// when the owner goes (Gate.Clear) are the caller's, as upstream clears
+	// its consistency store; a [Controller] does both. The private Tracker
+	// has no Gate, so a Manager without Expectations records nothing that
+	// would need clearing.
 	Expectations *expectations.Tracker
 	// BurstReplicas caps the creates, and separately the deletes, of one
 	// call. <= 0 means DefaultBurstReplicas (500).
@@ -59,11 +61,9 @@ type Manager struct {
 	// each call, see [Manager.Tracker]), and for the victims' age in Hooks.
 	// Nil means real time.
 	Clock Clock
-	// Ranking configures the choice of pods to delete ([podrank.ForDeletion]).
-	// Its Now field must stay zero: the Manager ranks at Clock's time, and
-	// ManageReplicas returns an error rather than ignore a Now that is set.
-	// The zero value is upstream's ranking.
-	Ranking podrank.Options
+	// Ranking configures the choice of pods to delete ([podrank.ForDeletion]),
+	// at Clock's time. The zero value is upstream's ranking.
+	Ranking RankingOptions
 	// SlowStart configures the create batches ([slowstart.Run]). The zero
 	// value is upstream's: a first batch of 1, doubling, no cap.
 	SlowStart slowstart.Options
@@ -119,7 +119,8 @@ type Manager struct {
 	private *expectations.Tracker
 
 	mu        sync.Mutex
-	uncertain map[string][]string // owner key → names of failed tracked creates to retry
+	uncertain map[string]uncertainNames // owner key → names of failed tracked creates to retry
+	swept     time.Time                 // the last sweepUncertain that looked
 
 	// requireNames makes a created pod returned without a name a failed
 	// create (set by NewController; a bare Manager keeps upstream's
@@ -130,15 +131,13 @@ type Manager struct {
 // Tracker returns the expectations Tracker the Manager uses:
 // m.Expectations, or the private one made on first use when that is nil.
 // The private Tracker reads the time from m.Clock at each call, so a Clock
-// set after the first call is not ignored, and is built on a private zero
-// Gate (no caches), which records the creates' versions as round evidence
-// that Snapshot shows.
+// set after the first call is not ignored; it has no consistency Gate.
 func (m *Manager) Tracker() *expectations.Tracker {
 	if m.Expectations != nil {
 		return m.Expectations
 	}
 	m.once.Do(func() {
-		m.private = expectations.New(expectations.Options{Clock: managerClock{m}, Gate: new(expectations.Gate)})
+		m.private = expectations.New(expectations.Options{Clock: managerClock{m}})
 	})
 	return m.private
 }

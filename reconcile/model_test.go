@@ -38,17 +38,17 @@ func TestModelOwnersComeAndGo(t *testing.T) {
 		c := cluster.New(cluster.Options{Seed: rapid.Uint64().Draw(t, "seed"), GracefulDeletion: rapid.Bool().Draw(t, "graceful")})
 		owners := newRecOwners()
 		cfg := reconcile.ReplicaSets()
-		cfg.Owners, cfg.Pods, cfg.Control = owners, informerPods(c), c.Client
-		cfg.Patcher = &recPatcher{api: c.API}
+		cfg.Cluster.Owners, cfg.Cluster.Pods = owners, informerPods(c)
+		cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 		noStatus(&cfg)
 		cfg.Clock = c.Clock
-		cfg.TrackCreations = rapid.Bool().Draw(t, "track")
+		cfg.SetTrackCreations(rapid.Bool().Draw(t, "track"))
 		cfg.BurstReplicas = rapid.IntRange(1, 3).Draw(t, "burst")
 		// Issue 15: with the pod cache's version the consistency gate
 		// records the creates and adoptions; its records must not
 		// leak either.
 		if rapid.Bool().Draw(t, "gate") {
-			cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
+			cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
 		}
 		ctrl, err := reconcile.NewController(cfg)
 		if err != nil {
@@ -83,7 +83,7 @@ func TestModelOwnersComeAndGo(t *testing.T) {
 					n++
 					continue
 				}
-				if _, _, ok := ctrl.Expectations().Pending("default/" + name); ok {
+				if _, _, ok := ctrl.Tracker().Pending("default/" + name); ok {
 					t.Fatalf("after %s: expectations remain for deleted owner %s", action, name)
 				}
 				if rv, ok := ctrl.Gate().Written("default/"+name, expectations.PodsResource); ok {

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/reconcilekit/reconcilekit/expectations"
 )
 
 // nameAlphabet is the alphabet of the API server's generateName suffixes:
@@ -76,7 +79,8 @@ func (m *Manager) podNames(o *Owner, n int, active []*corev1.Pod) (names []strin
 func (m *Manager) takeUncertain(o *Owner, n int, active []*corev1.Pod) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pending := m.uncertain[o.Key]
+	m.sweepUncertain()
+	pending := m.uncertain[o.Key].names
 	if len(pending) == 0 {
 		return nil
 	}
@@ -99,7 +103,7 @@ func (m *Manager) takeUncertain(o *Owner, n int, active []*corev1.Pod) []string 
 	if len(keep) == 0 {
 		delete(m.uncertain, o.Key)
 	} else {
-		m.uncertain[o.Key] = keep
+		m.uncertain[o.Key] = uncertainNames{names: keep, at: m.uncertain[o.Key].at}
 	}
 	return take
 }
@@ -113,21 +117,54 @@ func (m *Manager) keepUncertain(key string, names []string) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.sweepUncertain()
 	if m.uncertain == nil {
-		m.uncertain = make(map[string][]string)
+		m.uncertain = make(map[string]uncertainNames)
 	}
-	all := append(m.uncertain[key], names...)
+	all := append(slices.Clip(m.uncertain[key].names), names...)
 	if over := len(all) - m.burst(); over > 0 {
 		all = all[over:]
 	}
-	m.uncertain[key] = all
+	m.uncertain[key] = uncertainNames{names: all, at: m.now()}
+}
+
+// uncertainNames are an owner's failed creates' names and when the last of
+// them was kept.
+type uncertainNames struct {
+	names []string
+	at    time.Time
+}
+
+// uncertainNamesTTL is how long a Manager keeps the names of an owner's
+// failed creates for a retry (TrackCreations) after the last of them
+// failed: long enough for a create that did happen to show up in the cache
+// (it is expectations.DefaultTTL), and short enough that the names of a
+// deleted owner go without a call to [Manager.Forget].
+const uncertainNamesTTL = expectations.DefaultTTL
+
+// sweepUncertain drops, at most once per uncertainNamesTTL, the names kept
+// longer than that. m.mu is held.
+func (m *Manager) sweepUncertain() {
+	if len(m.uncertain) == 0 {
+		return
+	}
+	now := m.now()
+	if now.Sub(m.swept) < uncertainNamesTTL && !m.swept.IsZero() {
+		return
+	}
+	m.swept = now
+	for key, u := range m.uncertain {
+		if now.Sub(u.at) >= uncertainNamesTTL {
+			delete(m.uncertain, key)
+		}
+	}
 }
 
 // Forget drops what the Manager remembers about the owner key: the names of
-// failed creates it would retry under TrackCreations. Call it when the owner
-// is deleted, next to the Tracker's Delete ([Controller] does both); without
-// it the Manager keeps
-// at most a burst of names per such owner. It does not touch the
+// failed creates it would retry under TrackCreations. Calling it when the
+// owner is deleted frees them at once ([Controller] does); without it they
+// go five minutes after the last failure, at the next call that sweeps
+// (at most a burst of names per owner meanwhile). It does not touch the
 // expectations.
 func (m *Manager) Forget(key string) {
 	m.mu.Lock()
@@ -148,15 +185,15 @@ func hasKey(set map[string]struct{}, k string) bool {
 func (m *Manager) observed(key string, pod *corev1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	names := m.uncertain[key]
-	i := slices.Index(names, pod.Name)
+	u := m.uncertain[key]
+	i := slices.Index(u.names, pod.Name)
 	if i < 0 {
 		return
 	}
-	if names = slices.Delete(names, i, i+1); len(names) == 0 {
+	if u.names = slices.Delete(slices.Clone(u.names), i, i+1); len(u.names) == 0 {
 		delete(m.uncertain, key)
 	} else {
-		m.uncertain[key] = names
+		m.uncertain[key] = u
 	}
 }
 
@@ -164,5 +201,5 @@ func (m *Manager) observed(key string, pod *corev1.Pod) {
 func (m *Manager) hasUncertain(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.uncertain[key]) > 0
+	return len(m.uncertain[key].names) > 0
 }

@@ -17,13 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reconcilekit/reconcilekit/internal/podtest"
+	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // With TrackCreations the Manager names the pods itself (issue 7).
 func TestTrackCreationsNames(t *testing.T) {
 	pods := &recPods{}
-	m := &reconcile.Manager{Pods: pods, TrackCreations: true, NameGenerator: recSeqNames()}
+	gated := expectations.New(expectations.Options{Gate: new(expectations.Gate)})
+	m := &reconcile.Manager{Pods: pods, Expectations: gated, TrackCreations: true, NameGenerator: recSeqNames()}
 	out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(3)), nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"web-0", "web-1", "web-2"}, out.Names)
@@ -45,16 +47,30 @@ func TestTrackCreationsNames(t *testing.T) {
 }
 
 // Without TrackCreations creations are counted, as upstream; created pods'
-// resourceVersions are still recorded as evidence.
+// resourceVersions are still recorded as evidence in the Gate of a Tracker
+// built on one. The private Tracker has no Gate: nothing is recorded that
+// its caller would have to clear.
 func TestCountedCreationsRecordWrites(t *testing.T) {
-	m := &reconcile.Manager{Pods: &recPods{}}
-	_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(2)), nil, nil)
-	require.NoError(t, err)
-	snap, ok := m.Tracker().Snapshot("default/web")
-	require.True(t, ok)
-	assert.False(t, snap.TracksCreations)
-	assert.Nil(t, snap.CreationKeys)
-	assert.Equal(t, "101", snap.WriteRV)
+	gated := expectations.New(expectations.Options{Gate: new(expectations.Gate)})
+	for _, tc := range []struct {
+		name    string
+		tracker *expectations.Tracker
+		wantRV  string
+	}{
+		{"a Tracker on a Gate", gated, "101"},
+		{"the private Tracker", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &reconcile.Manager{Pods: &recPods{}, Expectations: tc.tracker}
+			_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(recRS(2)), nil, nil)
+			require.NoError(t, err)
+			snap, ok := m.Tracker().Snapshot("default/web")
+			require.True(t, ok)
+			assert.False(t, snap.TracksCreations)
+			assert.Nil(t, snap.CreationKeys)
+			assert.Equal(t, tc.wantRV, snap.WriteRV)
+		})
+	}
 }
 
 // The default generator follows the API server's generateName scheme.
@@ -280,7 +296,9 @@ func TestTrackCreationsKeepsUnattemptedRetries(t *testing.T) {
 func TestControllerEventClearsRetriedName(t *testing.T) {
 	rs := recRS(3)
 	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Control, cfg.TrackCreations, cfg.NameGenerator = recStoredPods("web-1"), true, recSeqNames()
+		cfg.Cluster.PodClient = withControl(cfg.Cluster.PodClient, recStoredPods("web-1"))
+		cfg.SetTrackCreations(true)
+		cfg.SetNameGenerator(recSeqNames())
 	})
 	ctx := context.Background()
 	res, err := c.Sync(ctx, "default/web")

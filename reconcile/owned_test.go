@@ -161,12 +161,12 @@ func TestOwnedPodsRestoredLabelIsAnAdd(t *testing.T) {
 		wantAdds int
 	}{{"counted", false, 1}, {"key-tracked", true, 2}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.TrackCreations = tc.track })
+			c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.SetTrackCreations(tc.track) })
 			_, err := c.Sync(t.Context(), "default/web")
 			require.NoError(t, err)
 			require.Len(t, c.control.creates(), 2)
 			c.PodAdded(restored)
-			adds, _, ok := c.Expectations().Pending("default/web")
+			adds, _, ok := c.Tracker().Pending("default/web")
 			require.True(t, ok)
 			assert.Equal(t, tc.wantAdds, adds)
 		})

@@ -21,8 +21,8 @@ import (
 // Name, when only a GenerateName was sent, is reported as a failed create
 // with an error saying why: the API in front of the PodControl ignores
 // GenerateName (client-go's fake clientset does), so every later create
-// would meet AlreadyExists; turn on TrackCreations or use a GenerateName-aware
-// fake. A bare Manager does not look at the returned pod, as upstream. DeletePod receives one of the caller's pods and
+// would meet AlreadyExists; turn on Config.Expectations.Exact (which names
+// pods itself) or use a GenerateName-aware fake (fakecluster). A bare Manager does not look at the returned pod, as upstream. DeletePod receives one of the caller's pods and
 // must not modify it. Errors should be the API errors as returned by the
 // client: the Manager recognizes NotFound on delete and the
 // NamespaceTerminating cause on create with k8s.io/apimachinery/pkg/api/errors,
@@ -32,14 +32,16 @@ type PodControl interface {
 	DeletePod(ctx context.Context, pod *corev1.Pod) error
 }
 
-// PodControlFuncs adapts two functions to a [PodControl]. A nil Create or
-// Delete makes the corresponding call fail with an error.
+// PodControlFuncs adapts functions to a [PodClient] (and so a
+// [PodControl]). A nil field makes the corresponding call fail with an
+// error.
 type PodControlFuncs struct {
-	Create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) // CreatePod calls it
-	Delete func(ctx context.Context, pod *corev1.Pod) error                // DeletePod calls it
+	Create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)              // CreatePod calls it
+	Delete func(ctx context.Context, pod *corev1.Pod) error                             // DeletePod calls it
+	Patch  func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) // PatchPod calls it
 }
 
-var _ PodControl = PodControlFuncs{}
+var _ PodClient = PodControlFuncs{}
 
 // CreatePod calls f.Create.
 func (f PodControlFuncs) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
@@ -55,4 +57,12 @@ func (f PodControlFuncs) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		return errors.New("reconcile: PodControlFuncs.Delete is nil")
 	}
 	return f.Delete(ctx, pod)
+}
+
+// PatchPod calls f.Patch.
+func (f PodControlFuncs) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+	if f.Patch == nil {
+		return nil, errors.New("reconcile: PodControlFuncs.Patch is nil")
+	}
+	return f.Patch(ctx, pod, data)
 }

@@ -27,12 +27,12 @@ func TestPropertyRoundsSatisfiedByEvents(t *testing.T) {
 		rs := cluster.NewReplicaSet("default", "web", int32(rapid.IntRange(0, 10).Draw(t, "replicas")), map[string]string{"app": "web"})
 		burst := rapid.IntRange(1, 4).Draw(t, "burst")
 		cfg := reconcile.ReplicaSets()
-		cfg.Owners, cfg.Pods, cfg.Control = oneOwner{rs}, informerPods(c), c.Client
-		cfg.Patcher = &recPatcher{api: c.API}
+		cfg.Cluster.Owners, cfg.Cluster.Pods = oneOwner{rs}, informerPods(c)
+		cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 		noStatus(&cfg)
 		cfg.Clock = c.Clock
 		cfg.BurstReplicas = burst
-		cfg.TrackCreations = rapid.Bool().Draw(t, "track")
+		cfg.SetTrackCreations(rapid.Bool().Draw(t, "track"))
 		ctrl, err := reconcile.NewController(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -91,11 +91,11 @@ func TestPropertyRoundsSatisfiedByEvents(t *testing.T) {
 			c.Informer.DeliverAll()
 			c.Kubelet.Step()
 			c.Informer.DeliverAll()
-			if live() == int(*rs.Spec.Replicas) && ctrl.Expectations().Satisfied("default/web") {
+			if live() == int(*rs.Spec.Replicas) && ctrl.Tracker().Satisfied("default/web") {
 				return
 			}
 			if i == bound {
-				snap, _ := ctrl.Expectations().Snapshot("default/web")
+				snap, _ := ctrl.Tracker().Snapshot("default/web")
 				t.Fatalf("no convergence after %d syncs without expiry: %d live, desired %d, %s", bound, live(), *rs.Spec.Replicas, snap)
 			}
 			sync()

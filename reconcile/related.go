@@ -43,7 +43,7 @@ func (c *Controller[T]) related(ctx context.Context, obj T, o *Owner) ([]*corev1
 			continue // upstream skips an invalid selector
 		}
 		if !listed {
-			if pods, err = c.cfg.Pods.List(namespace); err != nil {
+			if pods, err = c.cfg.Cluster.Pods.List(namespace); err != nil {
 				return nil, fmt.Errorf("reconcile: owner %s: listing pods for related pods: %w", o.Key, err)
 			}
 			listed = true

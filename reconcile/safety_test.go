@@ -472,29 +472,30 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 			return reconcile.Owner{Replicas: s.Spec.Replicas, Template: s.Spec.Template, Selector: s.Spec.Selector,
 				MinReadySeconds: s.Spec.MinReadySeconds}, nil
 		},
-		Owners:        safeOwners{m},
-		Control:       c.Client,
-		Patcher:       &recPatcher{api: c.API, Err: m.patched},
-		Status:        m.status,
-		StatusWriter:  m,
+		Status: m.status,
+		Cluster: reconcile.Cluster[*safeSet]{
+			Owners:        safeOwners{m},
+			PodClient:     podClient{c.Client, &recPatcher{api: c.API, Err: m.patched}},
+			StatusWriter:  m,
+			CacheVersions: reconcile.CacheVersions{Synced: c.Informer.HasSynced},
+		},
 		Clock:         c.Clock,
 		BurstReplicas: m.burst,
-		NameGenerator: func(prefix string) string { m.names++; return prefix + strconv.Itoa(m.names) },
-		CacheVersions: reconcile.CacheVersions{Synced: c.Informer.HasSynced},
 	}
+	cfg.SetNameGenerator(func(prefix string) string { m.names++; return prefix + strconv.Itoa(m.names) })
 	// Half the cases read pods through the index by controller, half list
 	// the namespace (the Controller then filters, R-10.10).
-	cfg.Pods = safePods{safeListPods{m}}
+	cfg.Cluster.Pods = safePods{safeListPods{m}}
 	if rapid.Bool().Draw(t, "listOnlyPods") {
-		cfg.Pods = safeListPods{m}
+		cfg.Cluster.Pods = safeListPods{m}
 	}
 	if rapid.Bool().Draw(t, "cacheVersions") {
-		cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
+		cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
 		m.gate = rapid.Bool().Draw(t, "consistencyGate")
-		cfg.DisableConsistencyGate = !m.gate
-		cfg.Exact = rapid.Bool().Draw(t, "exact")
+		cfg.Consistency.Disable = !m.gate
+		cfg.Expectations.Exact = rapid.Bool().Draw(t, "exact")
 	}
-	cfg.TrackCreations = !cfg.Exact && rapid.Bool().Draw(t, "trackCreations")
+	cfg.SetTrackCreations(!cfg.Expectations.Exact && rapid.Bool().Draw(t, "trackCreations"))
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)

@@ -135,26 +135,23 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 		fig: scenFigures{Progress: -1, Resolutions: map[expectations.Resolution]int{}},
 	}
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = oneOwner{rs}
-	cfg.Pods = informerPods(c)
-	cfg.Control = c.Client
-	cfg.Patcher = &recPatcher{api: c.API}
+	cfg.Cluster.Owners = oneOwner{rs}
+	cfg.Cluster.Pods = informerPods(c)
+	cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 	noStatus(&cfg)
 	cfg.Clock = c.Clock
-	cfg.TrackCreations = setup.Track
+	cfg.SetTrackCreations(setup.Track)
 	cfg.SlowStart = slowstart.Options{MaxBatchSize: 1}
-	cfg.NameGenerator = r.name
+	cfg.SetNameGenerator(r.name)
 	// EvidenceFirst comes with Exact, which tracks creations too.
-	cfg.Exact = setup.Policy == expectations.EvidenceFirst
-	cfg.Gate = expectations.GateOptions{
-		Deferred: func(string, *expectations.StaleCacheError) { r.fig.Deferrals++ },
-	}
-	cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
-	cfg.DisableConsistencyGate = !setup.Gate
+	cfg.Expectations.Exact = setup.Policy == expectations.EvidenceFirst
+	cfg.Consistency.Deferred = func(string, *expectations.StaleCacheError) { r.fig.Deferrals++ }
+	cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
+	cfg.Consistency.Disable = !setup.Gate
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
-	r.ctrl, r.tracker = ctrl, ctrl.Expectations()
-	note := func(reqs []reconcile.Request) {
+	r.ctrl, r.tracker = ctrl, ctrl.Tracker()
+	note := func(reqs []reconcile.SyncRequest) {
 		if len(reqs) > 0 {
 			r.dirty = true
 		}

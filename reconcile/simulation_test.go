@@ -232,27 +232,26 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	}
 	seq := 0
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = oneOwner{s.rs}
-	cfg.Pods = informerPods(c)
-	cfg.Control = c.Client
-	cfg.Patcher = &recPatcher{api: c.API}
+	cfg.Cluster.Owners = oneOwner{s.rs}
+	cfg.Cluster.Pods = informerPods(c)
+	cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 	noStatus(&cfg)
 	cfg.Status = s.status
 	cfg.Clock = c.Clock
 	cfg.BurstReplicas = s.burst
-	cfg.TrackCreations = s.track
+	cfg.SetTrackCreations(s.track)
 	// Called sequentially within one call, and calls do not overlap here.
-	cfg.NameGenerator = func(prefix string) string { seq++; return prefix + strconv.Itoa(seq) }
+	cfg.SetNameGenerator(func(prefix string) string { seq++; return prefix + strconv.Itoa(seq) })
 	// Exact is tracked creations with EvidenceFirst: counted creations
 	// with evidence are rejected by NewController.
-	cfg.Exact = s.track && rapid.Bool().Draw(t, "exact")
-	cfg.CacheVersions.Pods = c.Informer.LastSyncResourceVersion // for EvidenceFirst, and the gate
-	cfg.DisableConsistencyGate = !s.gate
+	cfg.Expectations.Exact = s.track && rapid.Bool().Draw(t, "exact")
+	cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion // for EvidenceFirst, and the gate
+	cfg.Consistency.Disable = !s.gate
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)
 	}
-	s.ctrl, s.tracker = ctrl, ctrl.Expectations()
+	s.ctrl, s.tracker = ctrl, ctrl.Tracker()
 	c.Informer.Handler = cluster.Handler{
 		OnAdd:    func(p *corev1.Pod) { s.ctrl.PodAdded(p) },
 		OnUpdate: func(o, p *corev1.Pod) { s.ctrl.PodUpdated(o, p) },

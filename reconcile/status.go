@@ -17,7 +17,7 @@ import (
 // status is already right and nothing is to be written (upstream's skip,
 // next is then ignored). It must not modify owner (the cache's object),
 // must not call the API server and must be safe for concurrent use: the
-// [Controller] writes what it returns with Config.StatusWriter and records
+// [Controller] writes what it returns with Config.Cluster.StatusWriter and records
 // the version the server answered itself.
 type StatusFunc[T Object] func(owner T, res SyncResult) (next T, write bool)
 
@@ -65,9 +65,9 @@ func ReplicaSetStatus(opts status.Options) StatusFunc[*appsv1.ReplicaSet] {
 
 // writeStatus runs the status step of a sync: Config.Status computes, and
 // when it asks for a write, Config.Fence is asked and
-// Config.StatusWriter writes. The version the
+// Config.Cluster.StatusWriter writes. The version the
 // server answered (or the cached owner's, after a skip, as upstream) is
-// recorded under Config.Resource for the consistency gate.
+// recorded under Config.Cluster.Resource for the consistency gate.
 func (c *Controller[T]) writeStatus(ctx context.Context, key string, obj T, res *SyncResult) error {
 	next, write := c.cfg.Status(obj, *res)
 	recorded := obj // a skip records the cached version, harmlessly
@@ -88,21 +88,21 @@ func (c *Controller[T]) writeStatus(ctx context.Context, key string, obj T, res 
 		if err := checkFence(c.cfg.Fence, key, "writing status"); err != nil {
 			return err // asked only when there is a write to make
 		}
-		written, err := c.cfg.StatusWriter.WriteStatus(ctx, next)
+		written, err := c.cfg.Cluster.StatusWriter.WriteStatus(ctx, next)
 		if err != nil {
 			return err
 		}
 		if isNilValue(written) {
-			return errors.New("the Config.StatusWriter returned no object and no error")
+			return errors.New("the Config.Cluster.StatusWriter returned no object and no error")
 		}
 		res.StatusWritten = true
 		res.Written = written
 		recorded = written
 		c.markWritten(key, obj, res.Now)
 	}
-	if c.cfg.Resource.Resource != "" {
+	if c.cfg.Cluster.Resource.Resource != "" {
 		if rv := recorded.GetResourceVersion(); rv != "" {
-			c.gate.Wrote(key, obj.GetUID(), c.cfg.Resource, rv)
+			c.gate.Wrote(key, obj.GetUID(), c.cfg.Cluster.Resource, rv)
 		}
 	}
 	return nil

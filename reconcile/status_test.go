@@ -57,14 +57,14 @@ func TestStatusStep(t *testing.T) {
 			answer: server, wantErr: "the Config.Status func asked for a write and returned no object", wantRV: "none"},
 		{name: "a writer answering nothing is an error", status: copyWithStatus,
 			answer:     func(*appsv1.ReplicaSet) *appsv1.ReplicaSet { return nil },
-			wantErr:    "the Config.StatusWriter returned no object and no error",
+			wantErr:    "the Config.Cluster.StatusWriter returned no object and no error",
 			wantWrites: 1, wantRV: "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var writes atomic.Int32
 			g := newGateRig(t, 0, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 				cfg.Status = tc.status
-				cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+				cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 					writes.Add(1)
 					return tc.answer(next), nil
 				})
@@ -119,35 +119,17 @@ func TestReplicaSetStatus(t *testing.T) {
 // NewController rejects the opt-ins that cannot work together, and the
 // options it would overwrite, naming them (issue 26).
 func TestNewControllerRejectsUnworkableCombinations(t *testing.T) {
-	pods := func() string { return "1" }
 	for _, tc := range []struct {
 		name string
 		tune func(*reconcile.Config[*appsv1.ReplicaSet])
 		want string
 	}{
-		{"Exact needs the pod cache's version", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Exact = true },
-			"Config.Exact without Config.CacheVersions.Pods"},
-		{"EvidenceFirst alone: counted creations", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.CacheVersions.Pods = pods
-			c.Expectations.Policy = expectations.EvidenceFirst
-		}, "Config.Expectations.Policy EvidenceFirst without Config.Exact"},
-		{"EvidenceFirst with TrackCreations but not Exact", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.CacheVersions.Pods = pods
-			c.TrackCreations = true
-			c.Expectations.Policy = expectations.EvidenceFirst
-		}, "Config.Expectations.Policy EvidenceFirst without Config.Exact"},
-		{"Exact with another policy", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.CacheVersions.Pods = pods
-			c.Exact = true
-			c.Expectations.Policy = expectations.NeverExpire
-		}, "Config.Exact with Config.Expectations.Policy NeverExpire"},
-		{"a Ranking.Now the Clock would overwrite", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.Ranking.Now = podtest.Epoch
-		}, "Config.Ranking.Now is set"},
+		{"Exact needs the pod cache's version", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Expectations.Exact = true },
+			"Config.Expectations.Exact without Config.Cluster.CacheVersions.Pods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := reconcile.ReplicaSets()
-			cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = newRecOwners(), &recPodList{}, &recPods{}, &recPatcher{}
+			cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
 			(&recStatus{}).use(&cfg)
 			tc.tune(&cfg)
 			c, err := reconcile.NewController(cfg)
@@ -161,8 +143,8 @@ func TestNewControllerRejectsUnworkableCombinations(t *testing.T) {
 // and EvidenceFirst fed by CacheVersions.Pods.
 func TestExactIsTrackedCreationsWithEvidence(t *testing.T) {
 	g := newGateRig(t, 2, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Exact = true
-		cfg.DisableConsistencyGate = true
+		cfg.Expectations.Exact = true
+		cfg.Consistency.Disable = true
 	})
 	_, err := g.Sync(t.Context(), gateKey)
 	require.NoError(t, err)
@@ -172,6 +154,6 @@ func TestExactIsTrackedCreationsWithEvidence(t *testing.T) {
 		assert.NotEmpty(t, p.Name, "tracked creations: named by the Controller")
 	}
 	g.podsRV.set("1")
-	snap, _ := g.Expectations().Snapshot(gateKey)
+	snap, _ := g.Tracker().Snapshot(gateKey)
 	assert.Equal(t, expectations.WaitingForCache, snap.Resolution, "EvidenceFirst: the pod cache is behind the creates")
 }

@@ -70,7 +70,7 @@ type SyncResult struct {
 	// taken after the manage step.
 	Now time.Time
 	// StatusWritten reports that Config.Status asked for a write and
-	// Config.StatusWriter made it; false when the status was already right
+	// Config.Cluster.StatusWriter made it; false when the status was already right
 	// or the write failed (Sync then returns its error).
 	StatusWritten bool
 	// StatusCoalesced reports that Config.Status asked for a write and
@@ -135,16 +135,16 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	if namespace == "" {
 		return SyncResult{}, terminal(fmt.Errorf("reconcile: owner %s: %w", key, ErrClusterScoped))
 	}
-	if synced := c.cfg.CacheVersions.Synced; synced != nil && !synced() {
+	if synced := c.cfg.Cluster.CacheVersions.Synced; synced != nil && !synced() {
 		return SyncResult{}, &deferredError{key: key, cause: ErrNotSynced}
 	}
-	if !c.cfg.DisableConsistencyGate {
+	if !c.cfg.Consistency.Disable {
 		// first, before anything is read from a cache.
 		if err := c.gate.Ready(key); err != nil {
 			return SyncResult{}, &deferredError{key: key, cause: err}
 		}
 	}
-	obj, err := c.cfg.Owners.Get(namespace, name)
+	obj, err := c.cfg.Cluster.Owners.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		c.gate.Clear(key, "")
 		c.forget(key)

@@ -30,12 +30,12 @@ func TestSyncChecksExpectationsBeforeListing(t *testing.T) {
 	rs := recRS(1)
 	var c *recController
 	c = newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Pods = podsFunc(func(string) ([]*corev1.Pod, error) {
-			c.Expectations().CreationObserved("default/web") // the add event races the sync
+		cfg.Cluster.Pods = podsFunc(func(string) ([]*corev1.Pod, error) {
+			c.Tracker().CreationObserved("default/web") // the add event races the sync
 			return nil, nil                                  // ... and the list does not show the pod yet
 		})
 	})
-	c.Expectations().ExpectCreations("default/web", 1)
+	c.Tracker().ExpectCreations("default/web", 1)
 	res, err := c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
 	assert.False(t, res.Satisfied)
@@ -122,7 +122,7 @@ func TestSync(t *testing.T) {
 			c := newRecController(t, newRecOwners(rs), tc.pods, withClock(fakeclock.New(now)))
 			c.control.CreateErr = func(context.Context, *corev1.Pod, int) error { return tc.createErr }
 			if tc.expectAdds > 0 {
-				c.Expectations().ExpectCreations("default/web", tc.expectAdds)
+				c.Tracker().ExpectCreations("default/web", tc.expectAdds)
 			}
 			res, err := c.Sync(t.Context(), "default/web")
 			if tc.wantErrIs != nil {
@@ -177,7 +177,7 @@ func TestSyncClockReadings(t *testing.T) {
 					assert.Equal(t, t0, res.Now)
 					return rs.DeepCopy(), true
 				}
-				cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+				cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 					clock.Step(tc.write)
 					return next, nil
 				})
@@ -339,12 +339,12 @@ func TestSyncErrors(t *testing.T) {
 func TestSyncOwnerGoneForgetsEverything(t *testing.T) {
 	rs := recRS(3)
 	owners := newRecOwners(rs)
-	c := newRecController(t, owners, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.TrackCreations = true })
+	c := newRecController(t, owners, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.SetTrackCreations(true) })
 	// Lost responses: the names are kept to be retried (issue 7).
 	c.control.CreateErr = func(context.Context, *corev1.Pod, int) error { return errRecQuota }
 	_, err := c.Sync(t.Context(), "default/web")
 	require.ErrorIs(t, err, errRecQuota)
-	c.Expectations().ExpectCreations("default/web", 1)
+	c.Tracker().ExpectCreations("default/web", 1)
 	require.Equal(t, 1, c.Len())
 
 	owners.remove(rs)
@@ -352,7 +352,7 @@ func TestSyncOwnerGoneForgetsEverything(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, res)
 	assert.Equal(t, 0, c.Len())
-	_, _, ok := c.Expectations().Pending("default/web")
+	_, _, ok := c.Tracker().Pending("default/web")
 	assert.False(t, ok)
 
 	// The names are gone too: a new owner under the same name starts fresh.

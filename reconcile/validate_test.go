@@ -138,7 +138,7 @@ func TestSyncInvalidSpec(t *testing.T) {
 			require.Len(t, st.Conditions, 1, "the ReplicaFailure condition")
 			assert.Equal(t, appsv1.ReplicaSetReplicaFailure, st.Conditions[0].Type)
 			assert.Contains(t, st.Conditions[0].Message, tc.path)
-			_, _, pending := c.Expectations().Pending("default/web")
+			_, _, pending := c.Tracker().Pending("default/web")
 			assert.False(t, pending, "no expectations set")
 
 			owners.set(rs) // fixed: the next sync creates what is missing
