@@ -91,11 +91,11 @@ func TestReplicaSetsWiresTheGate(t *testing.T) {
 	cl := fakecluster.New(1, fakecluster.Faults{})
 	factory := informers.NewSharedInformerFactory(cl.Clientset, 0)
 	cfg := clientgo.ReplicaSets(cl.Clientset, factory, nil)
-	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, cfg.Resource)
-	assert.NotNil(t, cfg.CacheVersions.Pods)
-	assert.NotNil(t, cfg.CacheVersions.Owners)
-	assert.NotNil(t, cfg.CacheVersions.Synced, "R-14.8: no sync before the informers have synced")
-	assert.False(t, cfg.DisableConsistencyGate)
+	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, cfg.Cluster.Resource)
+	assert.NotNil(t, cfg.Cluster.CacheVersions.Pods)
+	assert.NotNil(t, cfg.Cluster.CacheVersions.Owners)
+	assert.NotNil(t, cfg.Cluster.CacheVersions.Synced, "R-14.8: no sync before the informers have synced")
+	assert.False(t, cfg.Consistency.Disable)
 }
 
 func podLike(name string, rs *appsv1.ReplicaSet) *corev1.Pod {

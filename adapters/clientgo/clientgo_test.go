@@ -25,7 +25,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -359,7 +359,7 @@ func TestInvalidSpecIsTerminalWithItsCondition(t *testing.T) {
 	_, err := cl.Clientset.CoreV1().Pods(ns).Create(t.Context(), orphan, metav1.CreateOptions{})
 	require.NoError(t, err)
 	factory := informers.NewSharedInformerFactory(cl.Clientset, 0)
-	cfg, collector := metrics.Instrument(clientgo.ReplicaSets(cl.Clientset, factory, nil), metrics.Options{})
+	cfg, collector := telemetry.Instrument(clientgo.ReplicaSets(cl.Clientset, factory, nil), telemetry.Options{})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(collector))
 	ctrl, err := reconcile.NewController(cfg)
@@ -434,8 +434,8 @@ func TestInvalidSpecIsTerminalWithItsCondition(t *testing.T) {
 	defer q.mu.Unlock()
 	assert.Zero(t, q.rateLimited[ns+"/web"], "a terminal error is not retried")
 	assert.Equal(t, len(errs), q.forgotten[ns+"/web"], "each sync's key is forgotten")
-	assert.Equal(t, float64(len(errs)), counter(t, reg, metrics.SyncsName, "result", metrics.ResultTerminal))
-	assert.Zero(t, counter(t, reg, metrics.PodCreatesName, "result", "created"))
+	assert.Equal(t, float64(len(errs)), counter(t, reg, telemetry.SyncsName, "result", telemetry.ResultTerminal))
+	assert.Zero(t, counter(t, reg, telemetry.PodCreatesName, "result", "created"))
 	lines := logs.matching(`"msg"="Owner spec is invalid`)
 	assert.Len(t, lines, len(errs), "one default-level line per sync, naming the field")
 	for _, line := range lines {

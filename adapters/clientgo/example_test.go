@@ -70,7 +70,7 @@ func ExampleCacheVersions() {
 	pods, owners := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
 
 	cfg := reconcile.ReplicaSets()
-	cfg.CacheVersions = clientgo.CacheVersions(pods, owners)
-	fmt.Printf("pods cache at %q, synced %t before the informers start\n", cfg.CacheVersions.Pods(), cfg.CacheVersions.Synced())
+	cfg.Cluster.CacheVersions = clientgo.CacheVersions(pods, owners)
+	fmt.Printf("pods cache at %q, synced %t before the informers start\n", cfg.Cluster.CacheVersions.Pods(), cfg.Cluster.CacheVersions.Synced())
 	// Output: pods cache at "", synced false before the informers start
 }

@@ -15,7 +15,7 @@ import (
 type Queue = workqueue.TypedDelayingInterface[string]
 
 // Enqueue adds each request's key to q: at once, or after Request.After.
-func Enqueue(q Queue, reqs []reconcile.Request) {
+func Enqueue(q Queue, reqs []reconcile.SyncRequest) {
 	for _, r := range reqs {
 		if r.After > 0 {
 			q.AddAfter(r.Key, r.After)

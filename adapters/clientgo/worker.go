@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/synclog"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -54,8 +54,8 @@ type Worker struct {
 	Synced []cache.InformerSynced
 	Done   func(key string, res reconcile.SyncResult, err error)
 	// Metrics, if set, receives every sync's result and duration
-	// (metrics.Collector.ObserveSync).
-	Metrics *metrics.Collector
+	// (telemetry.Collector.ObserveSync).
+	Metrics *telemetry.Collector
 	// Clock times the syncs for Metrics and the log; nil: real time.
 	Clock reconcile.Clock
 }

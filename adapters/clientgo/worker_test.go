@@ -28,7 +28,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -234,9 +234,9 @@ func TestNoSyncBeforeTheCachesHaveSynced(t *testing.T) {
 			replicaSets := factory.Apps().V1().ReplicaSets().Informer()
 			cfg := clientgo.ReplicaSets(cl.Clientset, factory, nil)
 			if !tt.controllerRefuses {
-				cfg.CacheVersions.Synced = nil
+				cfg.Cluster.CacheVersions.Synced = nil
 			}
-			cfg, collector := metrics.Instrument(cfg, metrics.Options{})
+			cfg, collector := telemetry.Instrument(cfg, telemetry.Options{})
 			reg := prometheus.NewPedanticRegistry()
 			require.NoError(t, reg.Register(collector))
 			ctrl, err := reconcile.NewController(cfg)
@@ -306,13 +306,13 @@ func TestNoSyncBeforeTheCachesHaveSynced(t *testing.T) {
 				assert.ErrorIs(t, err, reconcile.ErrDeferred)
 				assert.NotErrorIs(t, err, reconcile.ErrTerminal, "retried, not dropped")
 			}
-			notSynced := counter(t, reg, metrics.SyncDeferralsName, "reason", metrics.DeferralNotSynced)
+			notSynced := counter(t, reg, telemetry.SyncDeferralsName, "reason", telemetry.DeferralNotSynced)
 			if tt.workerWaits {
 				assert.Zero(t, notSynced, "nothing deferred: the worker waited")
 			} else {
 				assert.GreaterOrEqual(t, notSynced, float64(len(early)), "the deferrals counted")
 			}
-			assert.Zero(t, counter(t, reg, metrics.PodCreatesName, "result", "created"))
+			assert.Zero(t, counter(t, reg, telemetry.PodCreatesName, "result", "created"))
 			for _, line := range logs.matching(`"msg"="Sync deferred`) {
 				assert.Contains(t, line, `"level"=2`, "a deferral is logged below the default level")
 			}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -88,8 +88,8 @@ func TestWorkerFeedsMetrics(t *testing.T) {
 	c := fakecluster.New(1, fakecluster.Faults{})
 	factory := informers.NewSharedInformerFactory(c.Clientset, 0)
 	cfg := clientgo.ReplicaSets(c.Clientset, factory, nil)
-	cfg.DisableConsistencyGate = true // every sync counts as ok
-	cfg, collector := metrics.Instrument(cfg, metrics.Options{})
+	cfg.Consistency.Disable = true // every sync counts as ok
+	cfg, collector := telemetry.Instrument(cfg, telemetry.Options{})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(collector))
 	ctrl, err := reconcile.NewController(cfg)
@@ -123,10 +123,10 @@ func TestWorkerFeedsMetrics(t *testing.T) {
 		return -1
 	}
 	eventually(t, func() bool {
-		return value(metrics.ExpectationsResolvedName, "resolution", "fulfilled") == 1
+		return value(telemetry.ExpectationsResolvedName, "resolution", "fulfilled") == 1
 	}, "the round resolved by observing the 3 creations")
-	assert.Equal(t, 3.0, value(metrics.PodCreatesName, "result", "created"))
-	assert.Equal(t, 1.0, value(metrics.ExpectationsRaisedName, "", ""))
-	assert.Positive(t, value(metrics.SyncsName, "result", "ok"))
-	assert.Zero(t, value(metrics.SyncsName, "result", "error"))
+	assert.Equal(t, 3.0, value(telemetry.PodCreatesName, "result", "created"))
+	assert.Equal(t, 1.0, value(telemetry.ExpectationsRaisedName, "", ""))
+	assert.Positive(t, value(telemetry.SyncsName, "result", "ok"))
+	assert.Zero(t, value(telemetry.SyncsName, "result", "error"))
 }

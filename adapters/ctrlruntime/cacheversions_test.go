@@ -123,7 +123,7 @@ func TestNewConfigResource(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(s).Build() // an empty RESTMapper
 	guessed, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
 	require.NoError(t, err)
-	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, guessed.Resource)
+	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, guessed.Cluster.Resource)
 
 	m := meta.NewDefaultRESTMapper(nil)
 	m.AddSpecific(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), appsv1.SchemeGroupVersion.WithResource("rsets"),
@@ -131,7 +131,7 @@ func TestNewConfigResource(t *testing.T) {
 	c = fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
 	mapped, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
 	require.NoError(t, err)
-	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "rsets"}, mapped.Resource, "the mapper's answer wins")
+	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "rsets"}, mapped.Cluster.Resource, "the mapper's answer wins")
 }
 
 // the gate is on by default, as in the client-go adapter: given
@@ -146,10 +146,10 @@ func TestNewConfigTurnsTheGateOn(t *testing.T) {
 	informers := newCache(t, cache.Options{})
 	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, s, nil)
 	require.NoError(t, err)
-	require.NotNil(t, cfg.CacheVersions.Pods, "the gate and Exact have the pods' version")
-	require.NotNil(t, cfg.CacheVersions.Owners)
-	assert.False(t, cfg.DisableConsistencyGate)
-	assert.IsType(t, ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{}, cfg.StatusWriter)
+	require.NotNil(t, cfg.Cluster.CacheVersions.Pods, "the gate and Exact have the pods' version")
+	require.NotNil(t, cfg.Cluster.CacheVersions.Owners)
+	assert.False(t, cfg.Consistency.Disable)
+	assert.IsType(t, ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{}, cfg.Cluster.StatusWriter)
 
 	namespaced := newCache(t, cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}, "b": {}}})
 	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, namespaced, s, nil)
@@ -159,11 +159,11 @@ func TestNewConfigTurnsTheGateOn(t *testing.T) {
 
 	off, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
 	require.NoError(t, err)
-	assert.True(t, off.DisableConsistencyGate, "nil informers: the gate is off, and the Config says so")
-	assert.Nil(t, off.CacheVersions.Pods)
+	assert.True(t, off.Consistency.Disable, "nil informers: the gate is off, and the Config says so")
+	assert.Nil(t, off.Cluster.CacheVersions.Pods)
 
 	bookmark(t, storeOf(t, informers, &corev1.Pod{}), "41") // last: it skips before client-go v0.36
-	assert.Equal(t, "41", cfg.CacheVersions.Pods())
+	assert.Equal(t, "41", cfg.Cluster.CacheVersions.Pods())
 }
 
 // heldListWatch lists list once release is closed, and then watches a
@@ -231,8 +231,8 @@ func TestCacheVersionsSynced(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(rs).WithStatusSubresource(rs).Build()
 	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, s, nil)
 	require.NoError(t, err)
-	assert.NotNil(t, cfg.CacheVersions.Synced)
-	synced := func() bool { return cfg.CacheVersions.Synced == nil || cfg.CacheVersions.Synced() }
+	assert.NotNil(t, cfg.Cluster.CacheVersions.Synced)
+	synced := func() bool { return cfg.Cluster.CacheVersions.Synced == nil || cfg.Cluster.CacheVersions.Synced() }
 	cfg.Describe, cfg.Status = reconcile.ReplicaSets().Describe, reconcile.ReplicaSets().Status
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)

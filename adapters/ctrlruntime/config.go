@@ -65,21 +65,21 @@ func NewConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: %s (%s) is cluster-scoped, by the client's RESTMapper: %w",
 			gvks[0].Kind, resource, reconcile.ErrClusterScoped)
 	}
-	pc := PodControl{Client: c, Recorder: recorder}
 	cfg := reconcile.Config[T]{
-		Kind:         gvks[0],
-		Resource:     resource,
-		Owners:       owners,
-		Pods:         Pods{Reader: c},
-		Control:      pc,
-		Patcher:      pc,
-		StatusWriter: StatusWriter[T]{Client: c},
+		Kind: gvks[0],
+		Cluster: reconcile.Cluster[T]{
+			Owners:       owners,
+			Pods:         Pods{Reader: c},
+			PodClient:    PodControl{Client: c, Recorder: recorder},
+			StatusWriter: StatusWriter[T]{Client: c},
+			Resource:     resource,
+		},
 	}
 	if informers == nil {
-		cfg.DisableConsistencyGate = true
+		cfg.Consistency.Disable = true
 		return cfg, nil
 	}
-	cfg.CacheVersions, err = CacheVersions[T](informers)
+	cfg.Cluster.CacheVersions, err = CacheVersions[T](informers)
 	if err != nil {
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: the consistency gate (on by default, as upstream v1.37) needs the caches' versions: %w; "+
 			"pass nil informers to run without it (as upstream before v1.36), or build the controller on a cache over all namespaces", err)

@@ -119,8 +119,8 @@ func controller(t *testing.T, c client.Client) *reconcile.Controller[*appsv1.Rep
 	owners, err := ctrlruntime.NewOwners[*appsv1.ReplicaSet](c, c, scheme(t))
 	require.NoError(t, err)
 	pc := ctrlruntime.PodControl{Client: c}
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = owners, ctrlruntime.Pods{Reader: c}, pc, pc
-	cfg.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: c}
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: c}, pc, pc
+	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: c}
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	return ctrl
@@ -212,7 +212,7 @@ func TestHandlers(t *testing.T) {
 
 	q2 := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request]())
 	defer q2.ShutDown()
-	ctrlruntime.Enqueue(q2, []reconcile.Request{{Key: "cluster-scoped", After: time.Nanosecond}})
+	ctrlruntime.Enqueue(q2, []reconcile.SyncRequest{{Key: "cluster-scoped", After: time.Nanosecond}})
 	item, _ = q2.Get()
 	assert.Equal(t, crreconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster-scoped"}}, item)
 }
@@ -245,10 +245,10 @@ func TestNewConfig(t *testing.T) {
 	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, scheme(t), nil)
 	require.NoError(t, err)
 	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cfg.Kind)
-	assert.NotNil(t, cfg.Owners)
-	assert.NotNil(t, cfg.Pods)
-	assert.NotNil(t, cfg.Control)
-	assert.NotNil(t, cfg.Patcher)
+	assert.NotNil(t, cfg.Cluster.Owners)
+	assert.NotNil(t, cfg.Cluster.Pods)
+	assert.NotNil(t, cfg.Cluster.PodClient)
+	assert.NotNil(t, cfg.Cluster.PodClient)
 	_, err = reconcile.NewController(cfg)
 	assert.ErrorContains(t, err, "Describe", "the caller's part is still missing")
 	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, runtime.NewScheme(), nil)

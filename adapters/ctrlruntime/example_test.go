@@ -32,7 +32,7 @@ func ExampleNewConfig() {
 	cfg.Describe = reconcile.ReplicaSets().Describe
 	cfg.Status = reconcile.ReplicaSets().Status // upstream's; NewConfig set the StatusWriter
 	ctrl, err := reconcile.NewController(cfg)
-	fmt.Println(cfg.Kind.Kind, err == nil, ctrl.Len(), cfg.DisableConsistencyGate)
+	fmt.Println(cfg.Kind.Kind, err == nil, ctrl.Len(), cfg.Consistency.Disable)
 	// Output: ReplicaSet true 0 true
 }
 
@@ -56,6 +56,6 @@ func ExampleCacheVersions() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("owners %v, pods cache at %q, gate off: %v\n", cfg.Resource, cfg.CacheVersions.Pods(), cfg.DisableConsistencyGate)
+	fmt.Printf("owners %v, pods cache at %q, gate off: %v\n", cfg.Cluster.Resource, cfg.Cluster.CacheVersions.Pods(), cfg.Consistency.Disable)
 	// Output: owners replicasets.apps, pods cache at "", gate off: false
 }

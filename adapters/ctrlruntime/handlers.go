@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/synclog"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -29,7 +29,7 @@ import (
 type Queue = workqueue.TypedRateLimitingInterface[crreconcile.Request]
 
 // Enqueue adds each request's owner to q: at once, or after Request.After.
-func Enqueue(q Queue, reqs []reconcile.Request) {
+func Enqueue(q Queue, reqs []reconcile.SyncRequest) {
 	for _, r := range reqs {
 		ns, name, ok := strings.Cut(r.Key, "/")
 		if !ok {
@@ -115,8 +115,8 @@ type Reconciler[T reconcile.Object] struct {
 	// logs and metrics. It must not modify the result.
 	OnSync func(ctx context.Context, key string, res reconcile.SyncResult, err error)
 	// Metrics, if set, receives every sync's result and duration
-	// (metrics.Collector.ObserveSync).
-	Metrics *metrics.Collector
+	// (telemetry.Collector.ObserveSync).
+	Metrics *telemetry.Collector
 	// Clock times the syncs for Metrics and the log; nil: real time.
 	Clock reconcile.Clock
 }
@@ -133,7 +133,7 @@ func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (
 		r.OnSync(ctx, key, res, err)
 	}
 	switch {
-	case metrics.Result(err) == metrics.ResultDeferred:
+	case telemetry.Result(err) == telemetry.ResultDeferred:
 		//lint:ignore SA1019 the rate-limited retry upstream gives a deferral; RequeueAfter has no backoff (see the type's doc).
 		return crreconcile.Result{Requeue: true}, nil
 	case errors.Is(err, reconcile.ErrTerminal):
@@ -172,9 +172,9 @@ type Options struct {
 	// Metrics, if set, is registered in controller-runtime's registry
 	// (sigs.k8s.io/controller-runtime/pkg/metrics.Registry, which the
 	// manager's metrics server serves) and receives every sync's result
-	// ([Reconciler].Metrics). Build it with metrics.Instrument from the
+	// ([Reconciler].Metrics). Build it with telemetry.Instrument from the
 	// Config of the Controller.
-	Metrics *metrics.Collector
+	Metrics *telemetry.Collector
 }
 
 // Register builds a controller named name in mgr that watches owners of
@@ -209,7 +209,7 @@ func Register[T reconcile.Object](mgr ctrl.Manager, name string, c *reconcile.Co
 }
 
 // registerMetrics registers m (if any) in reg; m already there is no error.
-func registerMetrics(reg prometheus.Registerer, m *metrics.Collector) error {
+func registerMetrics(reg prometheus.Registerer, m *telemetry.Collector) error {
 	if m == nil {
 		return nil
 	}

@@ -15,7 +15,7 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -25,7 +25,7 @@ func TestReconcilerFeedsMetrics(t *testing.T) {
 	bad := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns},
 		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}}}
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(bad).Build()
-	_, collector := metrics.Instrument(reconcile.ReplicaSets(), metrics.Options{Controller: "test"})
+	_, collector := telemetry.Instrument(reconcile.ReplicaSets(), telemetry.Options{Controller: "test"})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(collector))
 	r := ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: controller(t, c), Metrics: collector}
@@ -33,14 +33,14 @@ func TestReconcilerFeedsMetrics(t *testing.T) {
 	require.Error(t, err)
 	_, err = r.Reconcile(t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "gone"}})
 	require.NoError(t, err)
-	n, err := testutil.GatherAndCount(reg, metrics.SyncDurationName)
+	n, err := testutil.GatherAndCount(reg, telemetry.SyncDurationName)
 	require.NoError(t, err)
 	assert.Equal(t, 4, n, "one duration series per result")
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	counts := map[string]float64{}
 	for _, mf := range mfs {
-		if mf.GetName() == metrics.SyncsName {
+		if mf.GetName() == telemetry.SyncsName {
 			for _, m := range mf.GetMetric() {
 				for _, l := range m.GetLabel() {
 					if l.GetName() == "result" {
@@ -59,7 +59,7 @@ func TestReconcilerFeedsMetrics(t *testing.T) {
 func TestRegisterRegistersMetrics(t *testing.T) {
 	mgr := newManager(t)
 	c := managerController(t, mgr)
-	_, collector := metrics.Instrument(reconcile.ReplicaSets(), metrics.Options{Controller: "register-test", GenericNames: true})
+	_, collector := telemetry.Instrument(reconcile.ReplicaSets(), telemetry.Options{Controller: "register-test", GenericNames: true})
 	t.Cleanup(func() { crmetrics.Registry.Unregister(collector) })
 	require.NoError(t, ctrlruntime.Register(mgr, "rs-metrics", c, ctrlruntime.Options{Metrics: collector}))
 	require.NoError(t, ctrlruntime.Register(mgr, "rs-metrics-2", c, ctrlruntime.Options{Metrics: collector}))

@@ -83,10 +83,10 @@ func TestReconcilerRequeuesADeferral(t *testing.T) {
 	owners, err := ctrlruntime.NewOwners[*appsv1.ReplicaSet](cl, cl, scheme(t))
 	require.NoError(t, err)
 	pc := ctrlruntime.PodControl{Client: cl}
-	cfg.Owners, cfg.Pods, cfg.Control, cfg.Patcher = owners, ctrlruntime.Pods{Reader: cl}, pc, pc
-	cfg.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: cl}, pc, pc
+	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
 	podsVersion := "5"
-	cfg.CacheVersions = reconcile.CacheVersions{Pods: func() string { return podsVersion }}
+	cfg.Cluster.CacheVersions = reconcile.CacheVersions{Pods: func() string { return podsVersion }}
 	c, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	c.Gate().Wrote("default/web", "uid-web", expectations.PodsResource, "9")

@@ -52,6 +52,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/examples/election"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 func main() {
@@ -172,7 +173,8 @@ func main() {
 	ropts := controller.Options{
 		Recorder: mgr.GetEventRecorder("podset-controller"),
 		Workers:  *workers,
-		Exact:    *exact, // SetupWithManager gives it the pod cache's version
+		// SetupWithManager gives Exact the pod cache's version.
+		Expectations: reconcile.ExpectationOptions{Exact: *exact},
 		Fence:    fence,
 		// The labels the pod cache selects (nil without -owned-pods-label).
 		PodLabels:      podLabels,

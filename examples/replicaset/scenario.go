@@ -72,7 +72,7 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 	}
 
 	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
-	d := &driver{cfg: cfg, client: client, rsLister: rsInf.Lister(), podLister: podInf.Lister(), prog: prog, expectations: ctrl.Expectations()}
+	d := &driver{cfg: cfg, client: client, rsLister: rsInf.Lister(), podLister: podInf.Lister(), prog: prog, expectations: ctrl.Tracker()}
 	rs, err := d.createReplicaSet(ctx)
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func scenario(ctx context.Context, cfg config, client kubernetes.Interface, cl *
 	}
 	cancel()
 	wg.Wait()
-	prog.summary(d.phases, events.snapshot(), cl, ctrl.Expectations().Satisfied(cfg.namespace+"/"+cfg.name), time.Since(start))
+	prog.summary(d.phases, events.snapshot(), cl, ctrl.Tracker().Satisfied(cfg.namespace+"/"+cfg.name), time.Since(start))
 	return nil
 }
 

@@ -382,11 +382,10 @@ func newOurSide(t *rapid.T, clk *testingclock.FakeClock, indexed bool) *ourSide 
 	}
 	c := newCluster(clk, podInf.GetIndexer(), rsInf.GetIndexer())
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = clientgo.ReplicaSetOwners(c.client, rsInf)
-	cfg.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
-	pc := clientgo.PodControl{Client: c.client}
-	cfg.Control, cfg.Patcher = pc, pc
-	cfg.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: c.client}
+	cfg.Cluster.Owners = clientgo.ReplicaSetOwners(c.client, rsInf)
+	cfg.Cluster.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
+	cfg.Cluster.PodClient = clientgo.PodControl{Client: c.client}
+	cfg.Cluster.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: c.client}
 	cfg.Clock = clk
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
@@ -648,7 +647,7 @@ func controllerDifferential(t *testing.T, indexed bool) {
 							t.Fatalf("step %d (%s): %s status %+v (%v), upstream %+v (%v)", step, what, name, statusOf(ors), ook, statusOf(urs), uok)
 						}
 						key := ctrlNS + "/" + name
-						a, d, found := ours.ctrl.Expectations().Pending(key)
+						a, d, found := ours.ctrl.Tracker().Pending(key)
 						rec, exists, _ := upExp.GetExpectations(key)
 						var ua, ud int64
 						if exists {

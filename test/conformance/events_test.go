@@ -186,7 +186,7 @@ func TestEventsMatchReplicaSetController(t *testing.T) {
 			if err != nil {
 				t.Fatalf("harness: NewController: %v", err)
 			}
-			tr := ctrl.Expectations()
+			tr := ctrl.Tracker()
 			// The Controller's events arrive through the client-go adapter's
 			// handlers, which unwrap tombstones, as in the examples.
 			ourQueue := &enqueueRecorder{}

@@ -62,13 +62,14 @@ var errNoWrites = errors.New("conformance: no writes expected here")
 // events: every write fails.
 func eventsOnlyConfig(rsLister appslisters.ReplicaSetLister, podLister corelisters.PodLister, clock reconcile.Clock) reconcile.Config[*appsv1.ReplicaSet] {
 	cfg := reconcile.ReplicaSets()
-	cfg.Owners = rsOwners{lister: rsLister}
-	cfg.Pods = listerPods{lister: podLister}
-	cfg.Control = reconcile.PodControlFuncs{}
-	cfg.Patcher = reconcile.PodPatcherFunc(func(context.Context, *corev1.Pod, []byte) (*corev1.Pod, error) {
-		return nil, errNoWrites
-	})
-	cfg.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+	cfg.Cluster.Owners = rsOwners{lister: rsLister}
+	cfg.Cluster.Pods = listerPods{lister: podLister}
+	cfg.Cluster.PodClient = reconcile.PodControlFuncs{
+		Patch: func(context.Context, *corev1.Pod, []byte) (*corev1.Pod, error) {
+			return nil, errNoWrites
+		},
+	}
+	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 		return nil, errNoWrites
 	})
 	cfg.Clock = clock

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
@@ -29,15 +29,15 @@ const DeferralLevel = 2
 // spec included (client-go's worker; controller-runtime logs "Reconciler
 // error" itself, terminal errors included).
 func Sync(logger logr.Logger, key string, res reconcile.SyncResult, err error, took time.Duration, logErrors bool) {
-	result := metrics.Result(err)
+	result := telemetry.Result(err)
 	switch {
-	case result == metrics.ResultDeferred:
+	case result == telemetry.ResultDeferred:
 		deferred(logger.V(DeferralLevel), key, err)
 	case errors.Is(err, reconcile.ErrInvalidSpec) && logErrors:
 		logger.Error(err, "Owner spec is invalid: no pod touched, the failure condition written; not retried until the owner changes", "owner", key)
-	case result == metrics.ResultTerminal && logErrors:
+	case result == telemetry.ResultTerminal && logErrors:
 		logger.Error(err, "Sync failed and will not be retried (invalid owner)", "owner", key)
-	case result == metrics.ResultError && logErrors:
+	case result == telemetry.ResultError && logErrors:
 		logger.Error(err, "Sync failed; retrying with backoff", "owner", key)
 	}
 	if res.Managed && res.Expectations.Resolution == expectations.Expired {

@@ -16,28 +16,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
-	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
 // Options configure [New]; the zero value is upstream's behaviour.
 type Options struct {
-	Recorder       events.EventRecorder     // pod events; nil records none
-	Cache          cache.Informers          // the manager's cache, for the consistency gate (SetupWithManager sets it); nil: no gate
-	Exact          bool                     // exact expectations: pods named and expected by key, decided by the cache's version
-	TrackCreations bool                     // pods named and expected by key, without the evidence
-	Expectations   expectations.Options     // e.g. TTL
-	Gate           expectations.GateOptions // e.g. a Deferred hook (the caches come from Cache)
-	Clock          reconcile.Clock          // nil: real time
-	Hooks          reconcile.Hooks          // e.g. metrics of the manage step
-	Fence          func() error             // leader election's fence (adapters/fencing); nil: never fenced
-	Workers        int                      // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
-	PodLabels      map[string]string        // stamped on every pod created, for an owned-pods cache (ctrlruntime.OwnedPods); nil: none
-	StatusInterval time.Duration            // a converging PodSet's status written at most this often (reconcile.Config.StatusInterval); 0: every change
-	EventPerBatch  bool                     // one SuccessfulCreate event per slow-start batch instead of per pod
+	Recorder       events.EventRecorder         // pod events; nil records none
+	Cache          cache.Informers              // the manager's cache, for the consistency gate (SetupWithManager sets it); nil: no gate
+	Expectations   reconcile.ExpectationOptions // e.g. TTL, Exact
+	Consistency    reconcile.ConsistencyOptions // e.g. a Deferred hook (the caches come from Cache)
+	Clock          reconcile.Clock              // nil: real time
+	Hooks          reconcile.Hooks              // e.g. metrics of the manage step
+	Fence          func() error                 // leader election's fence (adapters/fencing); nil: never fenced
+	Workers        int                          // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
+	PodLabels      map[string]string            // stamped on every pod created, for an owned-pods cache (ctrlruntime.OwnedPods); nil: none
+	StatusInterval time.Duration                // a converging PodSet's status written at most this often (reconcile.Config.StatusInterval); 0: every change
+	EventPerBatch  bool                         // one SuccessfulCreate event per slow-start batch instead of per pod
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -59,16 +56,16 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // With mgr's cache, a sync waits while the cache is older than the
 // controller's own writes for that PodSet (the consistency gate, as
 // upstream's ReplicaSet controller since v1.36). The controller's metrics
-// (package adapters/metrics, controller label "podset") go to
+// (package adapters/telemetry, controller label "podset") go to
 // controller-runtime's registry, which the manager's metrics server
 // serves: syncs, pod creates and deletes, and, through the hooks of
-// opts.Expectations, opts.Gate and opts.Hooks, expectation rounds, gate
+// opts.Expectations, opts.Consistency and opts.Hooks, expectation rounds, gate
 // deferrals and the deletion age ratio. Call it once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	opts.Cache = mgr.GetCache()
-	collector := metrics.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), metrics.Options{})
+	collector := telemetry.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), telemetry.Options{})
 	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
-	opts.Gate = collector.Gate(opts.Gate)
+	opts.Consistency = collector.Consistency(opts.Consistency)
 	opts.Hooks = collector.Hooks(opts.Hooks)
 	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
 	if err != nil {
@@ -87,14 +84,12 @@ func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	cfg.Exact = opts.Exact
-	cfg.TrackCreations = opts.TrackCreations
 	cfg.Expectations = opts.Expectations
-	cfg.Gate = opts.Gate
+	cfg.Consistency = opts.Consistency
 	cfg.Clock = opts.Clock
 	cfg.Hooks = opts.Hooks
 	cfg.Fence = opts.Fence
-	cfg.Control = ctrlruntime.PodControl{Client: c, Recorder: opts.Recorder, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch}
+	cfg.Cluster.PodClient = ctrlruntime.PodControl{Client: c, Recorder: opts.Recorder, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch}
 	cfg.StatusInterval = opts.StatusInterval
 	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
 		replicas := int32(1)

@@ -268,13 +268,13 @@ func TestDeletedPodSetForgetsExpectations(t *testing.T) {
 	h := newHarness(t, podSet(3), interceptor.Funcs{})
 	_, err := h.reconcile()
 	require.NoError(t, err)
-	_, _, ok := h.r.Expectations().Pending(ns + "/web")
+	_, _, ok := h.r.Tracker().Pending(ns + "/web")
 	require.True(t, ok)
 
 	require.NoError(t, h.c.Delete(t.Context(), h.podSet()))
 	_, err = h.reconcile()
 	require.NoError(t, err)
-	_, _, ok = h.r.Expectations().Pending(ns + "/web")
+	_, _, ok = h.r.Tracker().Pending(ns + "/web")
 	assert.False(t, ok)
 }
 
@@ -294,36 +294,6 @@ func TestIgnoresForeignPods(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// With tracked creations the Manager names the pods and expects exactly
-// those keys: an add event for any other pod of the PodSet does not satisfy
-// the round.
-func TestTrackedCreations(t *testing.T) {
-	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{Clock: fakeclock.New(t0), TrackCreations: true})
-	_, err := h.reconcile()
-	require.NoError(t, err)
-	pods := h.pods()
-	require.Len(t, pods, 3)
-
-	snap, ok := h.r.Expectations().Snapshot(ns + "/web")
-	require.True(t, ok)
-	require.True(t, snap.TracksCreations)
-	var keys []string
-	for _, p := range pods {
-		assert.Regexp(t, "^web-", p.Name)
-		keys = append(keys, ns+"/"+p.Name)
-	}
-	assert.ElementsMatch(t, keys, snap.CreationKeys)
-
-	stranger := pods[0].DeepCopy()
-	stranger.Name = "web-stranger"
-	h.r.PodAdded(stranger)
-	adds, _, _ := h.r.Expectations().Pending(ns + "/web")
-	assert.Equal(t, 3, adds, "an unexpected pod key does not count")
-
-	h.observe()
-	assert.True(t, h.r.Expectations().Satisfied(ns+"/web"))
-}
 
 // An orphan matching the selector is adopted (R-12.2: a patch adding the
 // controller ref), and counts; an owned pod whose labels stop matching is

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
@@ -101,7 +101,7 @@ type Controller struct {
 	queue   workqueue.TypedRateLimitingInterface[string]
 	synced  []cache.InformerSynced
 	onSync  func(Report)
-	metrics *metrics.Collector
+	metrics *telemetry.Collector
 	ready   atomic.Bool // the caches have synced and the workers run
 }
 
@@ -131,19 +131,17 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 	// Owners and pods from the informers' indexes, their stores' versions
 	// for the consistency gate and Exact, pod control, upstream's status.
 	cfg := clientgo.ReplicaSets(client, factory, opts.Recorder)
-	cfg.DisableConsistencyGate = opts.DisableConsistencyGate
+	cfg.Consistency.Disable = opts.DisableConsistencyGate
 	cfg.Fence = opts.Fence
 	cfg.BurstReplicas = opts.BurstReplicas
 	cfg.Expectations.TTL = opts.ExpectationsTTL
-	cfg.Exact = opts.Exact
+	cfg.Expectations.Exact = opts.Exact
 	cfg.StatusInterval = opts.StatusInterval
 	if opts.EventPerBatch {
-		pods := clientgo.PodControl{Client: client, Recorder: opts.Recorder, EventPerBatch: true}
-		cfg.Control = pods
-		cfg.Patcher = pods
+		cfg.Cluster.PodClient = clientgo.PodControl{Client: client, Recorder: opts.Recorder, EventPerBatch: true}
 	}
 	if opts.Metrics != nil {
-		cfg, c.metrics = metrics.Instrument(cfg, metrics.Options{})
+		cfg, c.metrics = telemetry.Instrument(cfg, telemetry.Options{})
 		if err := opts.Metrics.Register(c.metrics); err != nil {
 			return nil, fmt.Errorf("replicaset controller: registering the metrics: %w", err)
 		}
@@ -159,9 +157,9 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 	return c, nil
 }
 
-// Expectations returns the controller's expectations tracker, for
+// Tracker returns the controller's expectations tracker, for
 // inspection (e.g. Snapshot) in logs and tests.
-func (c *Controller) Expectations() *expectations.Tracker { return c.ctrl.Expectations() }
+func (c *Controller) Tracker() *expectations.Tracker { return c.ctrl.Tracker() }
 
 // Len is how many ReplicaSets the controller remembers anything about
 // (see reconcile.Controller.Len); 0 once every ReplicaSet is deleted.
@@ -205,7 +203,7 @@ func (c *Controller) sync(ctx context.Context, key string) (reconcile.SyncResult
 		RequeueAfter: res.RequeueAfter,
 		Err:          err,
 	}
-	rep.Pending, _ = c.ctrl.Expectations().Snapshot(key)
+	rep.Pending, _ = c.ctrl.Tracker().Snapshot(key)
 	if rs, ok := res.Owner.Object.(*appsv1.ReplicaSet); ok {
 		rep.Found = true
 		rep.Status = rs.Status

@@ -52,7 +52,7 @@ func TestScaleUpAndDown(t *testing.T) {
 			e.awaitConverged(rs, 7)
 			assert.Equal(t, 53, e.eventCount(clientgo.SuccessfulDelete))
 			assert.Zero(t, e.eventCount(clientgo.FailedCreate)+e.eventCount(clientgo.FailedDelete))
-			assert.True(t, e.ctrl.Expectations().Satisfied(ns+"/web"))
+			assert.True(t, e.ctrl.Tracker().Satisfied(ns+"/web"))
 		})
 	}
 }
@@ -226,8 +226,8 @@ func TestExactResolvesMissedEventsByEvidence(t *testing.T) {
 	e.awaitConverged(rs, 10)
 
 	key := ns + "/web"
-	e.ctrl.Expectations().Raise(key, 1, 0) // an add event that will never come
-	adds, _, ok := e.ctrl.Expectations().Pending(key)
+	e.ctrl.Tracker().Raise(key, 1, 0) // an add event that will never come
+	adds, _, ok := e.ctrl.Tracker().Pending(key)
 	require.True(t, ok)
 	require.Equal(t, 1, adds)
 

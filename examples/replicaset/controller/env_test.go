@@ -177,7 +177,7 @@ func (e *env) awaitConverged(rs *appsv1.ReplicaSet, n int32) *appsv1.ReplicaSet 
 }
 
 func (e *env) snapshot(rs *appsv1.ReplicaSet) string {
-	s, _ := e.ctrl.Expectations().Snapshot(ns + "/" + rs.Name)
+	s, _ := e.ctrl.Tracker().Snapshot(ns + "/" + rs.Name)
 	return s.String()
 }
 

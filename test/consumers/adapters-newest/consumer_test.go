@@ -132,7 +132,7 @@ func TestControllerRuntime(t *testing.T) {
 	require.NotNil(t, gated.Controller)
 	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, scheme, nil)
 	require.NoError(t, err)
-	assert.False(t, cfg.DisableConsistencyGate, "the gate is on")
-	require.NotNil(t, cfg.CacheVersions.Pods, "the cache's informers have stores")
-	assert.Empty(t, cfg.CacheVersions.Pods(), "a cache that has synced nothing")
+	assert.False(t, cfg.Consistency.Disable, "the gate is on")
+	require.NotNil(t, cfg.Cluster.CacheVersions.Pods, "the cache's informers have stores")
+	assert.Empty(t, cfg.Cluster.CacheVersions.Pods(), "a cache that has synced nothing")
 }

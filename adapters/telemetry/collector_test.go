@@ -1,4 +1,4 @@
-package metrics_test
+package telemetry_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -30,13 +30,13 @@ var podSetKind = schema.GroupVersionKind{Group: "demo.reconcilekit.dev", Version
 
 // instrumented returns a ReplicaSet Config (or one for PodSets), instrumented,
 // and its Collector registered in a fresh registry.
-func instrumented(t *testing.T, kind schema.GroupVersionKind, opts metrics.Options) (reconcile.Config[*appsv1.ReplicaSet], *metrics.Collector, *prometheus.Registry) {
+func instrumented(t *testing.T, kind schema.GroupVersionKind, opts telemetry.Options) (reconcile.Config[*appsv1.ReplicaSet], *telemetry.Collector, *prometheus.Registry) {
 	t.Helper()
 	cfg := reconcile.ReplicaSets()
 	if kind != cfg.Kind {
-		cfg.Kind, cfg.Resource = kind, schema.GroupResource{Group: kind.Group, Resource: "podsets"}
+		cfg.Kind, cfg.Cluster.Resource = kind, schema.GroupResource{Group: kind.Group, Resource: "podsets"}
 	}
-	cfg, c := metrics.Instrument(cfg, opts)
+	cfg, c := telemetry.Instrument(cfg, opts)
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
 	return cfg, c, reg
@@ -92,13 +92,13 @@ func TestNamesTypesAndLabelsAreStable(t *testing.T) {
 		labels string
 	}
 	own := map[string]family{
-		metrics.SyncsName:                {dto.MetricType_COUNTER, "controller,result"},
-		metrics.SyncDurationName:         {dto.MetricType_HISTOGRAM, "controller,result"},
-		metrics.SyncDeferralsName:        {dto.MetricType_COUNTER, "controller,reason"},
-		metrics.PodCreatesName:           {dto.MetricType_COUNTER, "controller,result"},
-		metrics.PodDeletesName:           {dto.MetricType_COUNTER, "controller,result"},
-		metrics.ExpectationsRaisedName:   {dto.MetricType_COUNTER, "controller"},
-		metrics.ExpectationsResolvedName: {dto.MetricType_COUNTER, "controller,resolution"},
+		telemetry.SyncsName:                {dto.MetricType_COUNTER, "controller,result"},
+		telemetry.SyncDurationName:         {dto.MetricType_HISTOGRAM, "controller,result"},
+		telemetry.SyncDeferralsName:        {dto.MetricType_COUNTER, "controller,reason"},
+		telemetry.PodCreatesName:           {dto.MetricType_COUNTER, "controller,result"},
+		telemetry.PodDeletesName:           {dto.MetricType_COUNTER, "controller,result"},
+		telemetry.ExpectationsRaisedName:   {dto.MetricType_COUNTER, "controller"},
+		telemetry.ExpectationsResolvedName: {dto.MetricType_COUNTER, "controller,resolution"},
 	}
 	withNames := func(extra map[string]family) map[string]family {
 		m := map[string]family{}
@@ -113,18 +113,18 @@ func TestNamesTypesAndLabelsAreStable(t *testing.T) {
 	tests := []struct {
 		name string
 		kind schema.GroupVersionKind
-		opts metrics.Options
+		opts telemetry.Options
 		want map[string]family
 	}{
-		{"ReplicaSet: upstream's names", reconcile.ReplicaSets().Kind, metrics.Options{}, withNames(map[string]family{
+		{"ReplicaSet: upstream's names", reconcile.ReplicaSets().Kind, telemetry.Options{}, withNames(map[string]family{
 			"replicaset_controller_stale_sync_skips_total":     {dto.MetricType_COUNTER, "group,resource"},
 			"replicaset_controller_sorting_deletion_age_ratio": {dto.MetricType_HISTOGRAM, ""},
 		})},
-		{"ReplicaSet with GenericNames", reconcile.ReplicaSets().Kind, metrics.Options{GenericNames: true}, withNames(map[string]family{
+		{"ReplicaSet with GenericNames", reconcile.ReplicaSets().Kind, telemetry.Options{GenericNames: true}, withNames(map[string]family{
 			"reconcilekit_stale_sync_skips_total":     {dto.MetricType_COUNTER, "controller,group,resource"},
 			"reconcilekit_sorting_deletion_age_ratio": {dto.MetricType_HISTOGRAM, "controller"},
 		})},
-		{"another kind", podSetKind, metrics.Options{}, withNames(map[string]family{
+		{"another kind", podSetKind, telemetry.Options{}, withNames(map[string]family{
 			"reconcilekit_stale_sync_skips_total":     {dto.MetricType_COUNTER, "controller,group,resource"},
 			"reconcilekit_sorting_deletion_age_ratio": {dto.MetricType_HISTOGRAM, "controller"},
 		})},
@@ -162,9 +162,9 @@ func TestNamesTypesAndLabelsAreStable(t *testing.T) {
 
 // Upstream's sorting_deletion_age_ratio buckets: 0.25 doubling six times.
 func TestAgeRatioBucketsAreUpstreams(t *testing.T) {
-	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, metrics.Options{})
+	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, telemetry.Options{})
 	cfg.Hooks.DeletionVictim("ns/rs", reconcile.Victim{AgeRatio: 1.5, HasAgeRatio: true})
-	mf := families(t, reg)[metrics.ReplicaSetSortingDeletionAgeRatioName]
+	mf := families(t, reg)[telemetry.ReplicaSetSortingDeletionAgeRatioName]
 	require.NotNil(t, mf)
 	var bounds []float64
 	for _, b := range mf.GetMetric()[0].GetHistogram().GetBucket() {
@@ -193,35 +193,35 @@ func TestObserveSyncByResult(t *testing.T) {
 		want   string
 		reason string
 	}{
-		{"nil", nil, metrics.ResultOK, ""},
-		{"R-10.9 gate deferral", &sentinel{"reconcile: owner ns/a: sync deferred", []error{reconcile.ErrDeferred, stale}}, metrics.ResultDeferred, metrics.DeferralStaleCache},
-		{"R-10.9 a bare StaleCacheError", fmt.Errorf("reconcile: owner ns/a: deferred: %w", stale), metrics.ResultDeferred, metrics.DeferralStaleCache},
-		{"R-14.8 caches not synced", &sentinel{"reconcile: owner ns/a: sync deferred", []error{reconcile.ErrDeferred, reconcile.ErrNotSynced}}, metrics.ResultDeferred, metrics.DeferralNotSynced},
-		{"R-14.7 invalid spec", &sentinel{"reconcile: owner ns/a: invalid spec", []error{reconcile.ErrInvalidSpec, reconcile.ErrTerminal}}, metrics.ResultTerminal, ""},
-		{"R-14.9 cluster-scoped", fmt.Errorf("reconcile: owner a: %w", &sentinel{"cluster-scoped", []error{reconcile.ErrClusterScoped, reconcile.ErrTerminal}}), metrics.ResultTerminal, ""},
-		{"terminal", fmt.Errorf("bad selector: %w", reconcile.ErrTerminal), metrics.ResultTerminal, ""},
-		{"other", errors.New("conflict"), metrics.ResultError, ""},
+		{"nil", nil, telemetry.ResultOK, ""},
+		{"R-10.9 gate deferral", &sentinel{"reconcile: owner ns/a: sync deferred", []error{reconcile.ErrDeferred, stale}}, telemetry.ResultDeferred, telemetry.DeferralStaleCache},
+		{"R-10.9 a bare StaleCacheError", fmt.Errorf("reconcile: owner ns/a: deferred: %w", stale), telemetry.ResultDeferred, telemetry.DeferralStaleCache},
+		{"R-14.8 caches not synced", &sentinel{"reconcile: owner ns/a: sync deferred", []error{reconcile.ErrDeferred, reconcile.ErrNotSynced}}, telemetry.ResultDeferred, telemetry.DeferralNotSynced},
+		{"R-14.7 invalid spec", &sentinel{"reconcile: owner ns/a: invalid spec", []error{reconcile.ErrInvalidSpec, reconcile.ErrTerminal}}, telemetry.ResultTerminal, ""},
+		{"R-14.9 cluster-scoped", fmt.Errorf("reconcile: owner a: %w", &sentinel{"cluster-scoped", []error{reconcile.ErrClusterScoped, reconcile.ErrTerminal}}), telemetry.ResultTerminal, ""},
+		{"terminal", fmt.Errorf("bad selector: %w", reconcile.ErrTerminal), telemetry.ResultTerminal, ""},
+		{"other", errors.New("conflict"), telemetry.ResultError, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, c, reg := instrumented(t, podSetKind, metrics.Options{})
-			assert.Equal(t, tt.want, metrics.Result(tt.err))
-			assert.Equal(t, tt.reason, metrics.Deferral(tt.err))
+			_, c, reg := instrumented(t, podSetKind, telemetry.Options{})
+			assert.Equal(t, tt.want, telemetry.Result(tt.err))
+			assert.Equal(t, tt.reason, telemetry.Deferral(tt.err))
 			c.ObserveSync(reconcile.SyncResult{}, tt.err, 3*time.Millisecond)
-			for _, r := range []string{metrics.ResultOK, metrics.ResultDeferred, metrics.ResultTerminal, metrics.ResultError} {
+			for _, r := range []string{telemetry.ResultOK, telemetry.ResultDeferred, telemetry.ResultTerminal, telemetry.ResultError} {
 				want := 0.0
 				if r == tt.want {
 					want = 1
 				}
-				assert.Equal(t, want, value(t, reg, metrics.SyncsName, map[string]string{"result": r, "controller": "podset"}), r)
-				assert.Equal(t, want, value(t, reg, metrics.SyncDurationName, map[string]string{"result": r}), r)
+				assert.Equal(t, want, value(t, reg, telemetry.SyncsName, map[string]string{"result": r, "controller": "podset"}), r)
+				assert.Equal(t, want, value(t, reg, telemetry.SyncDurationName, map[string]string{"result": r}), r)
 			}
-			for _, r := range []string{metrics.DeferralNotSynced, metrics.DeferralStaleCache} {
+			for _, r := range []string{telemetry.DeferralNotSynced, telemetry.DeferralStaleCache} {
 				want := 0.0
 				if r == tt.reason {
 					want = 1
 				}
-				assert.Equal(t, want, value(t, reg, metrics.SyncDeferralsName, map[string]string{"reason": r, "controller": "podset"}), r)
+				assert.Equal(t, want, value(t, reg, telemetry.SyncDeferralsName, map[string]string{"reason": r, "controller": "podset"}), r)
 			}
 		})
 	}
@@ -252,15 +252,15 @@ func TestObserveSyncOutcome(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, c, reg := instrumented(t, podSetKind, metrics.Options{})
+			_, c, reg := instrumented(t, podSetKind, telemetry.Options{})
 			c.ObserveSync(tt.res, nil, time.Millisecond)
 			for _, r := range []string{"created", "failed", "skipped", "namespace_terminating", "already_existed"} {
-				assert.Equal(t, tt.creates[r], value(t, reg, metrics.PodCreatesName, map[string]string{"result": r}), "creates "+r)
+				assert.Equal(t, tt.creates[r], value(t, reg, telemetry.PodCreatesName, map[string]string{"result": r}), "creates "+r)
 			}
 			for _, r := range []string{"deleted", "gone", "failed", "not_owned"} {
-				assert.Equal(t, tt.deletes[r], value(t, reg, metrics.PodDeletesName, map[string]string{"result": r}), "deletes "+r)
+				assert.Equal(t, tt.deletes[r], value(t, reg, telemetry.PodDeletesName, map[string]string{"result": r}), "deletes "+r)
 			}
-			assert.Equal(t, tt.raised, value(t, reg, metrics.ExpectationsRaisedName, nil))
+			assert.Equal(t, tt.raised, value(t, reg, telemetry.ExpectationsRaisedName, nil))
 		})
 	}
 }
@@ -273,24 +273,24 @@ func TestInstrumentCombinesHooks(t *testing.T) {
 	cfg.Expectations.Hooks.Resolved = func(key string, r expectations.Resolution, _ time.Duration) {
 		calls = append(calls, "resolved "+key+" "+r.String())
 	}
-	cfg.Gate.Deferred = func(key string, _ *expectations.StaleCacheError) { calls = append(calls, "deferred "+key) }
+	cfg.Consistency.Deferred = func(key string, _ *expectations.StaleCacheError) { calls = append(calls, "deferred "+key) }
 	cfg.Hooks.DeletionVictim = func(key string, _ reconcile.Victim) { calls = append(calls, "victim "+key) }
 	cfg.Hooks.CreateBatch = func(key string, _ int) { calls = append(calls, "batch "+key) }
-	before := fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Gate.Deferred, cfg.Hooks.DeletionVictim)
+	before := fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Consistency.Deferred, cfg.Hooks.DeletionVictim)
 
-	got, c := metrics.Instrument(cfg, metrics.Options{})
+	got, c := telemetry.Instrument(cfg, telemetry.Options{})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
-	assert.Equal(t, before, fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Gate.Deferred, cfg.Hooks.DeletionVictim), "the caller's Config changed")
+	assert.Equal(t, before, fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Consistency.Deferred, cfg.Hooks.DeletionVictim), "the caller's Config changed")
 
 	got.Expectations.Hooks.Resolved("ns/a", expectations.Expired, time.Minute)
-	got.Gate.Deferred("ns/a", &expectations.StaleCacheError{Resource: expectations.PodsResource})
+	got.Consistency.Deferred("ns/a", &expectations.StaleCacheError{Resource: expectations.PodsResource})
 	got.Hooks.DeletionVictim("ns/a", reconcile.Victim{AgeRatio: 3, HasAgeRatio: true})
 	got.Hooks.CreateBatch("ns/a", 1)
 	assert.Equal(t, []string{"resolved ns/a Expired", "deferred ns/a", "victim ns/a", "batch ns/a"}, calls)
-	assert.Equal(t, 1.0, value(t, reg, metrics.ExpectationsResolvedName, map[string]string{"resolution": "expired"}))
-	assert.Equal(t, 1.0, value(t, reg, metrics.ReplicaSetStaleSyncSkipsName, map[string]string{"group": "", "resource": "pods"}))
-	assert.Equal(t, 1.0, value(t, reg, metrics.ReplicaSetSortingDeletionAgeRatioName, nil))
+	assert.Equal(t, 1.0, value(t, reg, telemetry.ExpectationsResolvedName, map[string]string{"resolution": "expired"}))
+	assert.Equal(t, 1.0, value(t, reg, telemetry.ReplicaSetStaleSyncSkipsName, map[string]string{"group": "", "resource": "pods"}))
+	assert.Equal(t, 1.0, value(t, reg, telemetry.ReplicaSetSortingDeletionAgeRatioName, nil))
 }
 
 // A real Tracker and Gate built from the instrumented Config move the
@@ -300,17 +300,19 @@ func TestInstrumentCombinesHooks(t *testing.T) {
 func TestTrackerHooksMoveTheCounters(t *testing.T) {
 	clock := fakeclock.New(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC))
 	cacheRV := "5"
-	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, metrics.Options{})
-	gateOpts := cfg.Gate
-	gateOpts.Caches = map[schema.GroupResource]func() string{expectations.PodsResource: func() string { return cacheRV }}
-	gate := expectations.NewGate(gateOpts)
-	opts := cfg.Expectations
-	opts.Clock = clock
-	opts.Policy = expectations.EvidenceFirst
-	opts.Gate = gate
-	tr := expectations.New(opts)
+	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, telemetry.Options{})
+	gate := expectations.NewGate(expectations.GateOptions{
+		Caches:   map[schema.GroupResource]func() string{expectations.PodsResource: func() string { return cacheRV }},
+		Deferred: cfg.Consistency.Deferred,
+	})
+	tr := expectations.New(expectations.Options{
+		Clock:  clock,
+		Policy: expectations.EvidenceFirst,
+		Gate:   gate,
+		Hooks:  cfg.Expectations.Hooks,
+	})
 	resolved := func(r string) float64 {
-		return value(t, reg, metrics.ExpectationsResolvedName, map[string]string{"resolution": r})
+		return value(t, reg, telemetry.ExpectationsResolvedName, map[string]string{"resolution": r})
 	}
 
 	// Fulfilled by observation.
@@ -339,7 +341,7 @@ func TestTrackerHooksMoveTheCounters(t *testing.T) {
 
 	// Deferred by the gate while the pod cache is behind a write.
 	skips := func() float64 {
-		return value(t, reg, metrics.ReplicaSetStaleSyncSkipsName, map[string]string{"group": "", "resource": "pods"})
+		return value(t, reg, telemetry.ReplicaSetStaleSyncSkipsName, map[string]string{"group": "", "resource": "pods"})
 	}
 	gate.Wrote("ns/d", types.UID("d"), expectations.PodsResource, "9")
 	require.Error(t, gate.Ready("ns/d"))
@@ -360,7 +362,7 @@ func (podControl) DeletePod(context.Context, *corev1.Pod) error                 
 // only.
 func TestDeletionAgeRatioFromTheManager(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, metrics.Options{})
+	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, telemetry.Options{})
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs", Namespace: "ns", UID: "rs"}}
 	pod := func(name string, age time.Duration, ready bool) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
@@ -380,12 +382,12 @@ func TestDeletionAgeRatioFromTheManager(t *testing.T) {
 	owner.Replicas = 0
 	_, err := m.ManageReplicas(t.Context(), owner, active, nil)
 	require.NoError(t, err)
-	assert.Equal(t, 2.0, value(t, reg, metrics.ReplicaSetSortingDeletionAgeRatioName, nil), "two ready victims")
+	assert.Equal(t, 2.0, value(t, reg, telemetry.ReplicaSetSortingDeletionAgeRatioName, nil), "two ready victims")
 }
 
 // The nil Collector records nothing and does not panic.
 func TestNilCollector(t *testing.T) {
-	var c *metrics.Collector
+	var c *telemetry.Collector
 	c.ObserveSync(reconcile.SyncResult{Managed: true}, nil, time.Second)
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))

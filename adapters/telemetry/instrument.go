@@ -1,4 +1,4 @@
-package metrics
+package telemetry
 
 import (
 	"time"
@@ -11,7 +11,7 @@ import (
 
 // Instrument returns a copy of cfg whose hooks also feed a new
 // [Collector], and that Collector. The hooks cfg already has (Hooks,
-// Expectations.Hooks and Gate.Deferred) keep running: each is called first, then the
+// Expectations.Hooks and Consistency.Deferred) keep running: each is called first, then the
 // Collector's, on the same goroutine. The Collector's metric names and
 // labels follow cfg.Kind (see [Options]); build the Controller from the
 // returned Config, then register the Collector and hand it the sync
@@ -20,20 +20,20 @@ import (
 //
 // From the hooks come the expectation rounds' resolutions
 // (expectations.Hooks.Resolved), the gate's deferrals by resource
-// (expectations.GateOptions.Deferred) and the deletion age ratio
+// (reconcile.ConsistencyOptions.Deferred) and the deletion age ratio
 // (reconcile.Hooks.DeletionVictim); the rest comes from ObserveSync.
 func Instrument[T reconcile.Object](cfg reconcile.Config[T], opts Options) (reconcile.Config[T], *Collector) {
-	c := New(cfg.Kind, cfg.Resource, opts)
+	c := New(cfg.Kind, cfg.Cluster.Resource, opts)
 	cfg.Expectations.Hooks = c.ExpectationsHooks(cfg.Expectations.Hooks)
-	cfg.Gate = c.Gate(cfg.Gate)
+	cfg.Consistency = c.Consistency(cfg.Consistency)
 	cfg.Hooks = c.Hooks(cfg.Hooks)
 	return cfg, c
 }
 
 // New returns a Collector for a controller of owners of kind, whose
-// writes are recorded under resource (Config.Kind and Config.Resource),
+// writes are recorded under resource (Config.Kind and Config.Cluster.Resource),
 // for callers that cannot pass the Config through [Instrument]: put
-// [Collector.ExpectationsHooks], [Collector.Gate] and [Collector.Hooks]
+// [Collector.ExpectationsHooks], [Collector.Consistency] and [Collector.Hooks]
 // into the Config yourself. The names and labels follow kind as in Instrument.
 func New(kind schema.GroupVersionKind, resource schema.GroupResource, opts Options) *Collector {
 	return newCollector(kind, resource, opts)
@@ -53,9 +53,9 @@ func (c *Collector) ExpectationsHooks(prev expectations.Hooks) expectations.Hook
 	return h
 }
 
-// Gate returns prev with Deferred calling prev's and then counting the
-// deferral by group and resource: set it as Config.Gate.
-func (c *Collector) Gate(prev expectations.GateOptions) expectations.GateOptions {
+// Consistency returns prev with Deferred calling prev's and then counting
+// the deferral by group and resource: set it as Config.Consistency.
+func (c *Collector) Consistency(prev reconcile.ConsistencyOptions) reconcile.ConsistencyOptions {
 	g := prev
 	deferred := prev.Deferred
 	g.Deferred = func(key string, err *expectations.StaleCacheError) {

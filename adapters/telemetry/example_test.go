@@ -1,4 +1,4 @@
-package metrics_test
+package telemetry_test
 
 import (
 	"fmt"
@@ -6,14 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/reconcilekit/reconcilekit/adapters/metrics"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // Instrument a ReplicaSet Config, register the Collector and feed it a
 // sync: the two upstream metrics keep kube-controller-manager's names.
 func ExampleInstrument() {
-	cfg, collector := metrics.Instrument(reconcile.ReplicaSets(), metrics.Options{})
+	cfg, collector := telemetry.Instrument(reconcile.ReplicaSets(), telemetry.Options{})
 	_ = cfg // build the Controller from it: reconcile.NewController(cfg)
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collector)

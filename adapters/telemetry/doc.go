@@ -6,7 +6,7 @@
 // imports Prometheus; this package is fed by the Controller's hooks and
 // by the sync results the adapters' workers hand it.
 //
-//	cfg, collector := metrics.Instrument(cfg, metrics.Options{})
+//	cfg, collector := telemetry.Instrument(cfg, telemetry.Options{})
 //	ctrl, err := reconcile.NewController(cfg)
 //	err = registry.Register(collector) // client-go; ctrlruntime.Options.Metrics registers it in controller-runtime's registry
 //	clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Metrics: collector}.Run(ctx, 5)
@@ -14,7 +14,7 @@
 // Guarantees:
 //   - No per-owner label: the series count is fixed by the controller, not
 //     by the number of owners. To find a stuck owner, read
-//     Controller.Expectations().Snapshot(key), or the adapters' log lines,
+//     Controller.Tracker().Snapshot(key), or the adapters' log lines,
 //     which name the owner.
 //   - For apps/v1 ReplicaSets, the two metrics kube-controller-manager's
 //     ReplicaSet controller exports keep upstream's names, types, labels
@@ -28,4 +28,4 @@
 // [NewWorkqueueProvider] gives client-go's workqueue its metrics
 // (workqueue_depth, workqueue_adds_total, …) under the names client-go's
 // and controller-runtime's users know.
-package metrics
+package telemetry
