@@ -175,4 +175,3 @@ type CacheVersions struct {
 	// set it.
 	Synced func() bool
 }
-

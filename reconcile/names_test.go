@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/reconcilekit/reconcilekit/internal/podtest"
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/internal/podtest"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 

@@ -32,7 +32,7 @@ func TestSyncChecksExpectationsBeforeListing(t *testing.T) {
 	c = newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		cfg.Cluster.Pods = podsFunc(func(string) ([]*corev1.Pod, error) {
 			c.Tracker().CreationObserved("default/web") // the add event races the sync
-			return nil, nil                                  // ... and the list does not show the pod yet
+			return nil, nil                             // ... and the list does not show the pod yet
 		})
 	})
 	c.Tracker().ExpectCreations("default/web", 1)

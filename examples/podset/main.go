@@ -175,7 +175,7 @@ func main() {
 		Workers:  *workers,
 		// SetupWithManager gives Exact the pod cache's version.
 		Expectations: reconcile.ExpectationOptions{Exact: *exact},
-		Fence:    fence,
+		Fence:        fence,
 		// The labels the pod cache selects (nil without -owned-pods-label).
 		PodLabels:      podLabels,
 		StatusInterval: *statusInterval,
