@@ -2,7 +2,10 @@ package reconcile_test
 
 import (
 	"context"
+	"reflect"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -206,3 +209,50 @@ func TestDefaultRelated(t *testing.T) {
 
 func ptrTrue() *bool          { b := true; return &b }
 func ptrInt32(v int32) *int32 { return &v }
+
+// Issue 33's goal for the Config a controller author fills: at most 15
+// fields, at most 5 of them required (Kind, Describe, Status and the
+// adapters' Cluster), and none that must be left zero.
+func TestConfigShape(t *testing.T) {
+	typ := reflect.TypeFor[reconcile.Config[*appsv1.ReplicaSet]]()
+	var exported []string
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.IsExported() {
+			exported = append(exported, f.Name)
+		}
+	}
+	assert.LessOrEqual(t, len(exported), 15, "Config's fields: %v", exported)
+
+	// Required: the zero Config's errors name them, one at a time.
+	var required []string
+	cfg := reconcile.Config[*appsv1.ReplicaSet]{}
+	full := reconcile.ReplicaSets()
+	full.Cluster.Owners, full.Cluster.Pods, full.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
+	(&recStatus{}).use(&full)
+	fill := map[string]func(){
+		"Kind":                 func() { cfg.Kind = full.Kind },
+		"Describe":             func() { cfg.Describe = full.Describe },
+		"Status":               func() { cfg.Status = full.Status },
+		"Cluster.Owners":       func() { cfg.Cluster.Owners = full.Cluster.Owners },
+		"Cluster.Pods":         func() { cfg.Cluster.Pods = full.Cluster.Pods },
+		"Cluster.PodClient":    func() { cfg.Cluster.PodClient = full.Cluster.PodClient },
+		"Cluster.StatusWriter": func() { cfg.Cluster.StatusWriter = full.Cluster.StatusWriter },
+	}
+	for range len(fill) + 1 {
+		_, err := reconcile.NewController(cfg)
+		if err == nil {
+			break
+		}
+		m := regexp.MustCompile(`Config\.([\w.]+) is required`).FindStringSubmatch(err.Error())
+		require.NotNil(t, m, "an error that names no missing field: %v", err)
+		required = append(required, m[1])
+		require.Contains(t, fill, m[1])
+		fill[m[1]]()
+	}
+	top := map[string]bool{}
+	for _, r := range required {
+		top[strings.Split(r, ".")[0]] = true
+	}
+	assert.LessOrEqual(t, len(top), 5, "required Config fields: %v", required)
+	assert.Equal(t, []string{"Kind", "Describe", "Status", "Cluster.Owners", "Cluster.Pods", "Cluster.PodClient", "Cluster.StatusWriter"}, required)
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/internal/podtest"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
@@ -323,4 +325,42 @@ func TestControllerEventClearsRetriedName(t *testing.T) {
 	assert.Equal(t, []string{"web-3"}, res.Outcome.Names, "a fresh name, not the observed web-1")
 	assert.Zero(t, res.Outcome.Retried)
 	assert.Zero(t, res.Outcome.AlreadyExisted)
+}
+
+// A bare Manager needs no Forget (issue 33): the names of an owner's failed
+// creates are dropped five minutes after the last failure, by the next
+// call that looks (for any owner), so a deleted owner's names go by
+// themselves; until then they are retried.
+func TestUncertainNamesExpire(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		after   time.Duration
+		retried bool
+	}{
+		{"retried within five minutes", 5*time.Minute - time.Second, true},
+		{"dropped after five minutes", 5 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := recRS(3)
+			clk := fakeclock.New(podtest.Epoch)
+			m := &reconcile.Manager{Pods: recStoredPods("web-1"), Clock: clk, TrackCreations: true, NameGenerator: recSeqNames()}
+			_, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+			require.Error(t, err, "web-1's response is lost: its name is kept")
+			clk.Step(tc.after)
+			// Another owner's call sweeps.
+			other := recRS(1)
+			other.Name, other.UID = "other", "uid-other"
+			_, err = m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(other), nil, nil)
+			require.NoError(t, err)
+			out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), recNamed(rs, "web-0", "web-2"), nil)
+			require.NoError(t, err)
+			if tc.retried {
+				assert.Equal(t, []string{"web-1"}, out.Names)
+				assert.Equal(t, 1, out.Retried)
+			} else {
+				assert.NotContains(t, out.Names, "web-1")
+				assert.Zero(t, out.Retried)
+			}
+		})
+	}
 }
