@@ -102,9 +102,9 @@ type SyncResult struct {
 // remembered for it is forgotten). [ErrDeferred] while the caches have not
 // loaded or are older than the controller's own writes: nothing was read;
 // retry with backoff. [ErrTerminal] when retrying cannot help: an invalid
-// spec ([ErrInvalidSpec], written to the status, no pod touched) or a key
-// without a namespace ([ErrClusterScoped]). [ErrFenced] once Config.Fence
-// refused a write. Else the status write's error, else the manage step's.
+// spec ([ErrInvalidSpec], written to the status, no pod touched), a
+// malformed key, a key without a namespace ([ErrClusterScoped]).
+// [ErrFenced] once Config.Fence refused a write. Else the status write's error, else the manage step's.
 // SyncResult.RequeueAfter > 0 asks for the availability requeue. Syncs of
 // different keys may run concurrently; two Syncs of one key must not.
 func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error) {
