@@ -6,27 +6,18 @@ import (
 )
 
 // AddCreationKey adds the pod key podKey ("namespace/name") to key's
-// expected creations, for a controller that records one pod at a time, just
-// before or after each create, instead of the whole set at once
-// (ExpectCreationKeys). Deletions pending under key stay pending, so one key
-// can wait for creations and deletions at once.
-//
-// Pending expectations of either kind that are past their time limit
-// (see [Options].CreationExpiry; with the zero Expiry, the TTL) are
-// forgotten first, counter and pod keys, so that the new round does not arm
-// them again. If a creation is still pending (the creation counter is
-// positive), podKey joins the expected keys and the counter rises by one unless podKey
-// was already expected; a key that counted creations (Set, ExpectCreations)
-// starts tracking them, and keeps the creations it counted, which only
-// CreationObserved, Lower or the TTL can then settle. Otherwise the expected
-// creations start afresh: podKey alone, a counter of 1 (a counter driven
-// negative by extra observations does not absorb the new creation).
-//
-// Like every Expect call it restarts key's TTL and forgets the write
-// evidence recorded so far (a new round), so record the create's write with
-// [Gate.Wrote] after this call; under a per-kind Expiry it re-arms the
-// creations only, and pending deletions keep their time. Creating a record for a key without one is
-// fine. CreationObservedKey settles podKey. Safe for concurrent use.
+// expected creations, for a controller that records one pod at a time,
+// just before or after each create, instead of the whole set at once
+// (ExpectCreationKeys). Deletions pending under key stay pending. Expired
+// expectations of either kind are forgotten first; if a creation is still
+// pending, podKey joins the expected keys (the counter rises by one unless
+// podKey was already expected), otherwise the creations start afresh with
+// podKey alone. Like every Expect call it starts a new round (the TTL
+// restarts and the write evidence is forgotten), so record the create's
+// write with [Gate.Wrote] after this call. CreationObservedKey settles
+// podKey. A key without a record is fine. Safe for concurrent use. The
+// rules for counted keys, negative counters and per-kind expiry:
+// docs/design/pod-keys.md.
 func (t *Tracker) AddCreationKey(key, podKey string) {
 	now := t.now()
 	t.mu.Lock()

@@ -12,8 +12,13 @@ import (
 )
 
 // Options selects the variant of upstream's deletion order. The zero value
-// is upstream's default order, except that logarithmic bucketing needs a
-// Now. Options is a plain value, safe to share between goroutines.
+// is not kube-controller-manager's order: it is upstream's comparison with
+// a zero Now, which compares ready and creation times exactly, where
+// kube-controller-manager always ranks at the current time and so in
+// logarithmic buckets. For its order set Now to the current time (package
+// reconcile does, from its Clock); the other fields' zero values are
+// upstream's defaults. Options is a plain value, safe to share between
+// goroutines.
 type Options struct {
 	// Now is the instant the logarithmic ready-time and creation-time
 	// buckets are measured from. The zero

@@ -7,34 +7,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// ForDeletion returns the n pods of pods to delete first: the n pods that
-// upstream's getPodsToDelete would return, ranked by [Compare]
-// with the ranks of [RanksByNode](pods, related), in deletion order.
+// ForDeletion returns the n pods of pods to delete first, in deletion
+// order: those upstream's getPodsToDelete would return, ranked by
+// [Compare] with the ranks of [RanksByNode](pods, related). n ≤ 0 gives an
+// empty slice; n ≥ the number of non-nil pods gives those pods in input
+// order, unranked, as upstream; nil pods are skipped. Pods tied under
+// Compare may come in any order, and either side of a tie at the n-th
+// place may be chosen, as with upstream's unstable sort.
 //
-//   - n ≤ 0 returns an empty slice.
-//   - n ≥ the number of non-nil pods returns those pods in input order,
-//     without ranking them, as upstream does when every pod goes.
-//   - Nil pods are skipped.
-//   - Pods that tie under Compare may come in any order, and when ties
-//     straddle the n-th place any of them may be chosen, as with upstream's
-//     unstable sort. Where Compare is a strict weak order on pods
-//     (for instance when no two pods share a ready or creation instant), the
-//     result is exactly a prefix of the sorted order; where it is not,
-//     upstream's own answer depends on its sort's pivots, and ForDeletion
-//     returns n distinct pods chosen by the same comparisons.
-//
-// Deviations from upstream: pods is never reordered or modified and the
-// result never aliases it (upstream sorts the caller's slice in place and
-// returns a prefix of it); Options.Now replaces the wall clock; the
-// deletion-age metric of, with its division by zero, is not computed.
-//
-// Cost: one pass over pods, reading each at most once and only as far as
-// needed; about one comparison per pod in practice and O(len(pods)·log n)
-// at worst; memory for 2n keys and the per-node counts of related.
-// BENCHMARKS.md has measured figures.
-//
-// ForDeletion is safe for concurrent use as long as nobody modifies the
-// pods meanwhile.
+// Unlike upstream, pods is never reordered or modified and the result
+// never aliases it; time is Options.Now, not the wall clock. It costs about
+// one comparison per pod. It is safe for concurrent use while nobody
+// modifies the pods. Details: docs/design/deletion-choice.md.
 func ForDeletion(pods, related []*corev1.Pod, n int, opts Options) []*corev1.Pod {
 	if n <= 0 {
 		return []*corev1.Pod{}

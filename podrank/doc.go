@@ -4,13 +4,14 @@
 // getPodsToDelete, and [RanksByNode] gives the co-location ranks.
 //
 // The one thing to know: time comes from [Options].Now, and the zero
-// Options (no Now) rank without upstream's logarithmic ready-time buckets,
-// as upstream's comparison does with a zero time. kube-controller-manager
-// ranks with the wall clock: for its exact order pass the current time,
-// Options{Now: time.Now()} (or a Clock's reading), as reconcile.Manager does
-// from its Clock. Nothing is modified: ForDeletion returns a new slice and
-// never reorders its input. A list's []corev1.Pod goes in through
-// [Pointers], which copies no pod.
+// Options is not kube-controller-manager's order. With no Now, ready and
+// creation times are compared exactly, as upstream's comparison does with
+// a zero time; kube-controller-manager always passes the wall clock, so its
+// order buckets them logarithmically. For its exact order pass the current
+// time, Options{Now: time.Now()} (or a Clock's reading), as
+// reconcile.Manager does from its Clock. Nothing is modified: ForDeletion
+// returns a new slice and never reorders its input. A list's []corev1.Pod
+// goes in through [Pointers], which copies no pod.
 //
 // This package is also the one public place for the pod-state predicates a
 // controller filters with: [IsActive], [IsTerminating], [FilterActive] and

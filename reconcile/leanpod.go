@@ -8,31 +8,16 @@ import (
 )
 
 // LeanPod returns a new pod holding only what the library's rules read of
-// p, for a pod cache that no other code reads (docs/rules.md, R-13.6):
-//
-//   - metadata: name, namespace, UID, resourceVersion, labels, owner
-//     references, creation and deletion timestamps, and of the annotations
-//     only the deletion cost;
-//   - spec: nodeName and, of the init containers, the name
-//     and restartPolicy of each native sidecar (restartPolicy Always, R-6.12);
-//   - status: phase, the first Ready condition's type,
-//     status and lastTransitionTime, and the name and
-//     restartCount of each container status and of each sidecar's init
-//     container status.
-//
-// Everything else is dropped: containers, volumes, environment, the other
-// conditions, IPs, managed fields, finalizers, generateName, type meta …
-// Every rule of the library — activity and termination, readiness and
-// availability, the deletion ranking, the status counts, claiming (adoption
-// and release) and the pod event handlers — gives the same answer on
-// LeanPod(p) as on p, and LeanPod(LeanPod(p)) equals LeanPod(p), as an
-// informer transform must be idempotent. Code of the caller that reads
-// other fields of the cached pods (a Config.Status reading container
-// images, another controller sharing the cache) would see them empty: use
-// it only on a cache of its own.
-//
-// LeanPod never modifies p; the result shares no memory with it. A nil p
-// gives nil. It is a pure function, safe for concurrent use.
+// p (docs/rules.md, R-13.6): name, namespace, UID, resourceVersion, labels,
+// owner references, timestamps and the deletion-cost annotation; nodeName
+// and the native sidecars; the phase, the Ready condition and the
+// containers' restart counts. Every rule of the library answers the same on
+// LeanPod(p) as on p, and LeanPod is idempotent, as an informer transform
+// must be. Use it only on a pod cache no other code reads: the dropped
+// fields (containers, volumes, other conditions …) would read as empty.
+// It never modifies p and the result shares no memory with it; a nil p
+// gives nil. It is safe for concurrent use. The fields kept, each with the
+// rule that reads it: docs/design/lean-caches.md.
 func LeanPod(p *corev1.Pod) *corev1.Pod {
 	if p == nil {
 		return nil

@@ -8,39 +8,20 @@ import (
 )
 
 // ManageReplicas creates or deletes pods so that the owner's active pods
-// approach owner.Replicas (docs/rules.md §9). active are the owner's active pods
-// (claimed ); related are the pods whose nodes count towards
-// the deletion rank (R-7.1, R-7.2: for a ReplicaSet, the pods of every
-// ReplicaSet with the same controller; nil for a bare owner).
+// approach owner.Replicas (docs/rules.md §9): at most BurstReplicas creates
+// in slow-start batches, or as many deletes of the pods [podrank.ForDeletion]
+// chooses (ranked with the nodes of related), each expected in the Tracker
+// before its call; nothing when the count is right. active are the owner's
+// claimed active pods; related, for a ReplicaSet, the pods of every
+// ReplicaSet with the same controller (nil for a bare owner).
 //
-// With d = active pods − owner.Replicas:
-//   - d < 0: n = min(−d, burst) creations are expected (ExpectCreations, or
-//     ExpectCreationKeys with TrackCreations) before the first create, and
-//     made in slow-start batches. A NamespaceTerminating failure counts as a
-//     success; other failures and the creates never attempted are lowered.
-//   - d > 0: n = min(d, burst) victims are chosen with [podrank.ForDeletion]
-//     (ranks from related, Now from Clock), their keys expected
-//     (ExpectDeletions) before any call, and all deleted concurrently. Every
-//     failed delete is lowered through its pod key; NotFound is not an error.
-//   - d == 0: nothing happens; expectations are untouched.
-//
-// The returned error is nil when everything succeeded. Otherwise it is the
-// one failure of the call, or, when several calls failed, [errors.Join] of
-// all of them in call order (creates: index order; deletes: rank order) —
-// upstream returns one of them at random. An error is returned without any
-// call or expectation change when owner is invalid (no Object, empty Key,
-// negative Replicas), when pods must be created and the template is nil or
-// has no labels, when a PodControl is needed and Pods is nil, and when ctx
-// is already done.
-//
-// Beyond upstream: nil and duplicate (same [PodKey]) entries of active are
-// ignored; victims whose controller ownerRef names another owner are not
-// deleted (Outcome.NotOwned); the caller's slices and pods are never
-// modified. ctx reaches every PodControl call. A panic in PodControl is
-// re-raised in the caller's goroutine after every started call has
-// returned and the expectations have been lowered for the failed calls,
-// with its value unchanged; [Hooks.Panicked] receives the panicking
-// goroutine's stack first.
+// The error is nil when every call succeeded, else the failures joined in
+// call order ([errors.Join]); failed and unattempted calls are lowered from
+// the expectations. An invalid owner, a template without labels, a nil Pods
+// or a done ctx is an error before any call. It never modifies active,
+// related or their pods; a panic in Pods is re-raised here after the batch
+// returned. The details and the differences from upstream:
+// docs/design/sync.md#the-manage-step.
 func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, related []*corev1.Pod) (Outcome, error) {
 	return m.manage(ctx, owner, uniquePods(active), related)
 }

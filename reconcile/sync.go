@@ -93,37 +93,20 @@ type SyncResult struct {
 }
 
 // Sync runs one sync of the owner with key "namespace/name" in upstream's
-// order (docs/rules.md §10), with the guards kube-apiserver and
-// kube-controller-manager give a ReplicaSet (§14):
+// order (docs/rules.md §10): check the expectations, describe and validate
+// the owner, claim its pods (adoption and release), create or delete pods
+// ([Manager.ManageReplicas]), then compute and write the status. The steps
+// with their rules, and why each guard is there: docs/design/sync.md.
 //
-//  0. A key without a namespace (a cluster-scoped owner) is refused
-//     ([ErrClusterScoped], R-14.9). While CacheVersions.Synced reports the
-//     caches not loaded, or a cache is older than the
-//     controller's own last write for this owner (the consistency gate,
-//     ), Sync reads nothing and returns an [ErrDeferred] error: return
-//     it to the workqueue, which retries with backoff.
-//  1. The owner is read from the cache; NotFound forgets everything
-//     remembered for it and returns nil.
-//  2. The expectations are checked, before the pods are read.
-//  3. The owner is described and its spec validated ([Owner.Validate]). An
-//     invalid spec touches no pod: the status is written with the error
-//     and Sync returns it, terminal ([ErrInvalidSpec], R-14.7).
-//  4. The owner's pods and the namespace's orphans are read and claimed:
-//     adoption and release.
-//  5. If satisfied and not being deleted, the manage step
-//     ([Manager.ManageReplicas]) creates or deletes.
-//  6. The status is computed at one clock reading and written unless it is
-//     already right.
-//  7. The error is the status write's, else the manage step's; only then
-//     is the availability requeue offered (RequeueAfter, R-10.8).
-//
-// Pod creates, adoptions and status writes are recorded for the gate as
-// they happen. With Config.Fence, the fence is asked before each
-// write and its first refusal ends the sync's writes ([ErrFenced],
-// errors.Is(err, ErrTerminal) says that retrying cannot help. Two
-// Syncs of the same key must not run at once (a workqueue's guarantee).
-// The deliberate differences from upstream are listed in docs/rules.md
-// (R-10.4, §13, §14) and docs/design/reconcile.md.
+// Errors: nil when the owner is no longer in the cache (everything
+// remembered for it is forgotten). [ErrDeferred] while the caches have not
+// loaded or are older than the controller's own writes: nothing was read;
+// retry with backoff. [ErrTerminal] when retrying cannot help: an invalid
+// spec ([ErrInvalidSpec], written to the status, no pod touched), a
+// malformed key, a key without a namespace ([ErrClusterScoped]).
+// [ErrFenced] once Config.Fence refused a write. Else the status write's error, else the manage step's.
+// SyncResult.RequeueAfter > 0 asks for the availability requeue. Syncs of
+// different keys may run concurrently; two Syncs of one key must not.
 func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error) {
 	if !c.usable() {
 		return SyncResult{}, errors.New("reconcile: Sync on a Controller not built by NewController")

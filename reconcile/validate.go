@@ -25,25 +25,14 @@ var specPath = field.NewPath("spec")
 // Validate checks the owner's spec as kube-apiserver's apps/v1 validation
 // checks a ReplicaSet's, with the same messages and field paths under
 // "spec" (docs/rules.md §14): replicas and minReadySeconds not negative; a
-// selector that is present, valid and not empty; a template that is
-// present, whose labels are valid and matched by the selector, whose
-// restartPolicy is Always or unset, and that sets no activeDeadlineSeconds.
-// Beyond apps/v1, the template must carry a label: pods without one could
-// only be matched by a selector of NotIn and DoesNotExist terms, which
-// would also match most other pods of the namespace.
-//
-// kube-apiserver rejects a ReplicaSet that fails these checks, so upstream's
-// controller never sees one; a custom resource has no such guard unless
-// its CRD states it. [Controller.Sync] runs Validate on every owner, so an
-// owner that fails it is a terminal error with its condition written and
-// no pod created, adopted, released or deleted: without it, a selector
-// that does not match the template would release every pod the sync
-// creates and create them again, and a template whose pods may finish
-// would be replaced forever.
-//
-// Validate reads Replicas, MinReadySeconds, Selector and Template only;
-// it does not check the pod spec itself (the API server does, on create).
-// It returns nil when the spec is valid. It never modifies o.
+// selector present, valid and not empty; a template present, whose labels
+// are valid and matched by the selector, whose restartPolicy is Always or
+// unset, and that sets no activeDeadlineSeconds. Beyond apps/v1, the
+// template must carry a label. It reads Replicas, MinReadySeconds,
+// Selector and Template only (not the pod spec, which the API server checks
+// on create), returns nil when the spec is valid and never modifies o.
+// [Controller.Sync] runs it on every owner; why, and why the extra label
+// rule: docs/design/owner-validation.md.
 func (o *Owner) Validate() field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(o.Replicas), specPath.Child("replicas"))...)

@@ -12,46 +12,19 @@ import (
 	"github.com/reconcilekit/reconcilekit/internal/panics"
 )
 
-// Run calls fn count times, each with a distinct index i in [0, count), in
-// batches whose sizes double (docs/rules.md §4): [Plan](count, opts) gives the sizes,
-// and batch k receives the consecutive indices following batch k-1's, so the
-// first batch gets [0, size₁). It returns the number of calls that returned a
-// nil error and, if the run stopped early, why.
-//
-//   - The calls of one batch run concurrently, each on its own goroutine, and
-//     Run waits for all of them before it starts the next batch.
-//   - After a batch in which any call failed, no further batch starts and Run
-//     returns a [*BatchError] wrapping every failure of that batch in
-//     ascending index order (R-4.3; upstream returns only one of them).
-//     succeeded includes the successful calls of that batch.
-//   - Before each batch, if ctx is done, Run returns the calls that succeeded
-//     so far and an error wrapping ctx.Err() (and [context.Cause] when that
-//     differs). A batch that started always runs to completion; its calls
-//     receive ctx and are expected to honour it.
-//   - A panic in fn is re-raised by Run, on the caller's goroutine, with the
-//     original panic value, after every call of that batch has returned; when
-//     several calls panicked, the value of the lowest index wins. Likewise a
-//     call that exits its goroutine with [runtime.Goexit] (for example
-//     testing.T.FailNow) makes Run call runtime.Goexit after the batch
-//     joined. No further batch starts in either case. The value is kept
-//     unchanged (==, [errors.Is] and [errors.As] see it as fn raised it), so
-//     the stack a crash prints is Run's caller's; fn records its own stack
-//     if it wants it (a deferred recover calling runtime/debug.Stack), as
-//     package reconcile does for its Hooks.Panicked. Why Run propagates
-//     panics at all, where errgroup does not: docs/design/slowstart.md.
-//   - No goroutine outlives Run: every goroutine it starts has finished its
-//     call and signalled completion before Run returns or re-panics, and Run
-//     starts no other goroutines.
-//   - count <= 0 makes no call and returns (0, nil), whatever ctx and
-//     fn are. A nil fn with count > 0 returns an error and makes no call; a
-//     nil ctx means [context.Background].
-//
-// Each call costs one goroutine and no heap allocation; a run allocates two
-// small objects, plus the [*BatchError] on failure (see BenchmarkRun). Set
-// [Options.MaxBatchSize] to bound the goroutines and the calls in flight.
-//
+// Run calls fn count times, each with a distinct index in [0, count), in
+// batches whose sizes double ([Plan] gives them; docs/rules.md §4). The
+// calls of a batch run concurrently and Run waits for all of them; after a
+// batch with a failure it starts no other and returns a [*BatchError]
+// wrapping every failure of that batch. It returns the number of calls that
+// returned nil and, if the run stopped early, why: that error, or one
+// wrapping ctx.Err() when ctx is done before a batch (a started batch
+// always completes). A panic or runtime.Goexit in fn is re-raised on the
+// caller's goroutine, value unchanged, once its batch has returned. No
+// goroutine outlives Run. count <= 0 makes no call and returns (0, nil); a
+// nil fn with count > 0 is an error; a nil ctx means context.Background.
 // Run is safe for concurrent use; fn must be safe to call concurrently with
-// itself.
+// itself. The details (ordering, panics, cost): docs/design/batches.md.
 func Run(ctx context.Context, count int, opts Options, fn func(ctx context.Context, i int) error) (succeeded int, err error) {
 	if count <= 0 {
 		return 0, nil

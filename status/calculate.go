@@ -18,36 +18,21 @@ type Options struct {
 	DisableTerminatingReplicas bool
 }
 
-// Calculate returns the status a ReplicaSet should have after a sync (R-8.1–
-// rs.Status with the counts of [Count] over active and terminating at
-// now, and the ReplicaFailure condition updated for manageErr.
+// Calculate returns the status a ReplicaSet should have after a sync (R-8.1
+// to ): rs.Status with the counts of [Count] over the non-nil pods of
+// active (taken as given, as upstream) and terminating at now, and the
+// ReplicaFailure condition added for manageErr (reason [FailedCreate],
+// [FailedDelete] or "") or removed when manageErr is nil.
+// TerminatingReplicas is a new pointer, nil with
+// opts.DisableTerminatingReplicas. ObservedGeneration and the
+// other fields are copied from rs.Status unchanged (R-8.5; see [ForWrite]).
 //
-//   - Replicas, FullyLabeledReplicas, ReadyReplicas and AvailableReplicas
-//     count the non-nil pods of active as given; like upstream,
-//     Calculate does not check that they are active. Template labels and
-//     minReadySeconds come from rs.Spec.
-//   - TerminatingReplicas points to a new int32 holding the number of non-nil
-//     pods in terminating, which may be 0, unless
-//     opts.DisableTerminatingReplicas, in which case it is nil.
-//   - ReplicaFailure: with manageErr != nil and no such condition, one
-//     is appended with Status True, Message manageErr.Error(),
-//     LastTransitionTime now and Reason [FailedCreate], [FailedDelete] or ""
-//     as the number of active pods is below, above or equal to
-//     Spec.Replicas. An existing one is kept untouched while manageErr !=
-//     nil. With manageErr == nil every ReplicaFailure condition is removed,
-//     and Conditions becomes nil if none remain. Other conditions keep their
-//     order; an unchanged list keeps its nil or empty form.
-//   - ObservedGeneration and any other field are copied from rs.Status
-//     unchanged; see [ForWrite].
-//
-// Deviations from upstream: the new condition's LastTransitionTime is now,
-// not the wall clock, and rs is never modified; the result shares no memory
-// with rs. A nil rs is treated as an empty ReplicaSet and a nil
-// Spec.Replicas as 1 (the API default).
-//
-// Calculate allocates at most the TerminatingReplicas pointer and the
-// condition slice (and, for a template of more than 16 labels, the list of
-// labels to match), independently of the number of pods.
+// Differences from upstream: a new condition's LastTransitionTime is now,
+// not the wall clock; the result shares no memory with rs (upstream's
+// keeps rs.Status.Conditions' array when the conditions do not change);
+// a nil rs is an empty ReplicaSet and a nil Spec.Replicas counts as 1,
+// where upstream dereferences them. Neither modifies rs. It allocates
+// independently of the number of pods; details: docs/design/status-rules.md.
 func Calculate(rs *appsv1.ReplicaSet, active, terminating []*corev1.Pod, manageErr error, now time.Time, opts Options) appsv1.ReplicaSetStatus {
 	var empty appsv1.ReplicaSet
 	if rs == nil {

@@ -82,28 +82,18 @@ func replicaSetConditions(old []appsv1.ReplicaSetCondition, manageErr error, rea
 }
 
 // SetReplicaFailure applies the ReplicaFailure rules of to the
-// metav1.Condition list of a custom resource and reports whether the list
-// changed. It never modifies conds; out is always a new slice (or nil) that
-// shares no memory with conds.
-//
-//   - manageErr != nil and no ReplicaFailure condition present: a condition
-//     {Type ReplicaFailure, Status True, Reason, Message manageErr.Error(),
-//     ObservedGeneration generation, LastTransitionTime now} is appended.
-//     Reason is [FailedCreate] when diff < 0, [FailedDelete] when diff > 0
-//     and [ReconcileError] when diff == 0 (upstream's reason is "" there, but
-//     a metav1.Condition requires a non-empty reason). diff is the number of
-//     pods found minus the number desired.
-//   - manageErr != nil and a ReplicaFailure condition present: nothing
-//     changes, not even its reason, message or ObservedGeneration.
-//   - manageErr == nil: every ReplicaFailure condition is removed; out is nil
-//     when no condition remains.
-//   - Otherwise nothing changes. Unchanged lists keep their nil or empty form.
-//
-// Other condition types keep their order. Unlike meta.SetStatusCondition, the
-// transition time is always now, never the wall clock, even when now is zero.
-// The message is used verbatim; metav1.Condition validation limits messages
-// to 32768 bytes, so callers with very long aggregated errors should shorten
-// them first.
+// metav1.Condition list of a custom resource and reports whether it
+// changed: with manageErr and no ReplicaFailure condition, one is appended
+// (Status True, Message manageErr.Error(), ObservedGeneration generation,
+// LastTransitionTime now, Reason [FailedCreate], [FailedDelete] or
+// [ReconcileError] as diff, pods found minus desired, is negative, positive
+// or zero); an existing one is kept untouched while manageErr is set;
+// without manageErr every ReplicaFailure condition is removed (out is nil
+// when none remains). Other conditions keep their order, and an unchanged
+// list keeps its nil or empty form. It never modifies conds; out shares no
+// memory with it. The message is used verbatim: shorten messages beyond
+// metav1.Condition's 32768 bytes first. Details and the differences from
+// upstream (the reason at diff == 0): docs/design/status-rules.md.
 func SetReplicaFailure(conds []metav1.Condition, manageErr error, diff int, generation int64, now time.Time) (out []metav1.Condition, changed bool) {
 	had := meta.FindStatusCondition(conds, ReplicaFailure) != nil
 	switch {

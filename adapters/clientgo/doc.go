@@ -6,16 +6,23 @@
 // ReplicaSet status write with upstream's retry ([ReplicaSetStatusWriter]),
 // and the informers' store versions and sync state ([CacheVersions]).
 // [ReplicaSets] puts them together for apps/v1 ReplicaSets; the consistency
-// gate is on, as in upstream v1.37:
+// gate is on, as in upstream v1.37. The wiring, from the ReplicaSets example
+// (a nil recorder sends no events):
 //
-//	cfg := clientgo.ReplicaSets(client, factory, recorder)
-//	ctrl, err := reconcile.NewController(cfg)
+//	factory := informers.NewSharedInformerFactory(client, 0)
+//	ctrl, err := reconcile.NewController(clientgo.ReplicaSets(client, factory, nil))
+//	if err != nil {
+//		panic(err)
+//	}
 //	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 //	pods, replicaSets := factory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
-//	err = clientgo.Register(ctrl, pods, replicaSets, queue)
+//	if err := clientgo.Register(ctrl, pods, replicaSets, queue); err != nil {
+//		panic(err)
+//	}
 //	factory.Start(ctx.Done())
+//	// The worker syncs nothing before both caches have synced.
 //	worker := clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Synced: []cache.InformerSynced{pods.HasSynced, replicaSets.HasSynced}}
-//	err = worker.Run(ctx, 5) // waits for the caches, then syncs until ctx is done
+//	go worker.Run(ctx, 2) // its only error: ctx ended before the caches synced
 //
 // No sync acts on a cache that has not loaded: [Worker.Run]
 // starts no worker before the informers in Worker.Synced have synced, as

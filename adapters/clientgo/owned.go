@@ -11,22 +11,10 @@ import (
 
 // OwnedPods returns the informer-factory option that restricts a pod
 // informer to the pods a [PodControl] with the same labels creates, and,
-// with dropFinished, to pods that are neither Succeeded nor Failed: a label
-// selector on labels and a field selector on status.phase, set on the
-// options of every list and watch. With no labels and
-// dropFinished false it selects every pod, as upstream.
-//
-// The cache then grows with the controller's own pods, not with the
-// cluster's. What changes (docs/rules.md, R-13.5): an orphan without the
-// labels is never seen, so never adopted; a released pod keeps them and
-// stays visible; a controlled pod whose labels a user removes disappears
-// from the cache as if deleted (the owner creates a replacement, and the
-// unlabeled pod, still controlled, is neither counted nor deleted until
-// the labels return or the owner is deleted); with dropFinished a pod that
-// finishes disappears the same way — harmless to every rule, which count
-// no finished pod, but finished pods are no longer adopted or released.
-//
-// The option applies to every informer of the factory, so give the pods a
+// with dropFinished, to pods that are neither Succeeded nor Failed (a label
+// selector and a status.phase field selector on every list and watch). With
+// no labels and dropFinished false it selects every pod, as upstream. The
+// option applies to every informer of the factory, so give the pods a
 // factory of their own:
 //
 //	owned, err := clientgo.OwnedPods(map[string]string{"example.com/managed-by": "podset"}, true)
@@ -34,8 +22,9 @@ import (
 //		informers.WithTransform(clientgo.LeanPods))
 //	control := clientgo.PodControl{Client: client, Labels: map[string]string{"example.com/managed-by": "podset"}}
 //
-// Labels that are not a valid label set are an error. OwnedPods keeps no
-// reference to labels.
+// Beyond upstream: orphans without the labels are never adopted (R-13.5;
+// what else changes: docs/design/lean-caches.md). Labels that are not a
+// valid label set are an error. OwnedPods keeps no reference to labels.
 func OwnedPods(labels map[string]string, dropFinished bool) (informers.SharedInformerOption, error) {
 	sel, fsel, err := podops.Selectors(labels, dropFinished)
 	if err != nil {

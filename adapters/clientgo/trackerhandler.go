@@ -12,33 +12,16 @@ import (
 // own [expectations.Tracker] (one key per owner, or per pod group of an
 // owner) rather than a reconcile.Controller, which [PodHandler] serves. It
 // records each pod event in tracker under the keys keys maps the pod to, as
-// upstream's ReplicaSet controller records them under its owner's key, and
-// then passes the event, unchanged, to next (the caller's own handler, which
-// enqueues), so that a sync started by next sees the observation:
-//
-//   - an add is a creation of the pod under each of its keys
-//     (Tracker.CreationObservedKey with the pod key "namespace/name"), or,
-//     when the pod already carries a deletion timestamp, a deletion;
-//   - a delete, a [cache.DeletedFinalStateUnknown] tombstone's possibly
-//     stale pod included, is a deletion under each of its keys
-//     (Tracker.DeletionObserved);
-//   - an update that carries a deletion timestamp is a deletion of the new
-//     pod (a terminating pod counts as deleted, as upstream's), and of the
-//     old one too when the labels changed; it counts once per expected pod
-//     key however many updates carry it;
-//   - any other update records nothing, a resync (equal resourceVersions)
-//     included, as upstream's: a pod whose labels or controller reference
-//     change, so that its keys change, was counted under its old keys when
-//     it was added, and its deletion counts under the keys it has when it
-//     goes. A deletion expected under the old keys of a pod that left them
-//     stays pending until the expectations' TTL, or until the caller forgets
-//     the key (Tracker.Delete). next receives both objects and can enqueue
-//     both owners.
-//
-// Objects that are not pods record nothing and still reach next. A nil
-// tracker or nil keys records nothing; a nil next handles nothing more. The
-// handler never modifies the objects. It is safe for concurrent use when
-// keys and next are (every [expectations.PodKeys] constructor is).
+// upstream's ReplicaSet controller does under its owner's key: an add is a
+// creation, a delete (tombstones included) or an update carrying a deletion
+// timestamp a deletion, any other update nothing. Then it passes the event,
+// unchanged, to next (the caller's handler, which enqueues), so that a sync
+// started by next sees the observation. Objects that are not pods record
+// nothing and still reach next. A nil tracker or nil keys records nothing;
+// a nil next handles nothing more. It never modifies the objects and is
+// safe for concurrent use when keys and next are (every
+// [expectations.PodKeys] constructor is). Each event's rule, and what
+// happens to a pod whose keys change: docs/design/pod-keys.md.
 func TrackPods(tracker *expectations.Tracker, keys expectations.PodKeys, next cache.ResourceEventHandler) cache.ResourceEventHandler {
 	return trackPods{observe: podops.Observer{Tracker: tracker, Keys: keys}, next: next}
 }

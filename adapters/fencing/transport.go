@@ -9,39 +9,17 @@ import (
 )
 
 // WrapTransport returns a wrapper for rest.Config.Wrap that refuses, while
-// fence returns an error, every request that may change the cluster: every
-// POST, PUT, PATCH and DELETE, except
-//   - requests to the coordination.k8s.io API group, where the leases live,
-//     so that the elector renews and a standby acquires;
-//   - creates (POST) of the review resources, which the API server answers
-//     and stores nothing of: TokenReview and SelfSubjectReview
-//     (authentication.k8s.io), SubjectAccessReview, SelfSubjectAccessReview,
-//     LocalSubjectAccessReview and SelfSubjectRulesReview
-//     (authorization.k8s.io). A server that authenticates and authorizes
-//     its callers through the API server (controller-runtime's
-//     filters.WithAuthenticationAndAuthorization on the metrics endpoint,
-//     a webhook) sends them, on a standby too.
-//
-// The API group is read from the request path, where client-go puts it:
-// /apis/<group>/<version>/… (the core group: /api/<version>/…), after the
-// path prefix of rest.Config.Host, if any. Not knowing the prefix,
-// WrapTransport takes the first path segment "api" or "apis" as the start
-// of the API path; give a Host whose path has such a segment to
-// [WrapConfig], which knows it. Names further down the path never count:
-// an object named coordination.k8s.io, even of a custom resource whose
-// plural is "apis", is fenced like any other.
-//
-// A refused request is not sent: RoundTrip returns an error that wraps
-// fence's, and client-go does not retry it. Reads (GET, HEAD, watches)
-// always pass.
-//
-// It is the last check before the wire, after client-go's rate limiter:
-// a write that waited there while the process was paused is refused when
-// it finally leaves. Use it together with reconcile.Config.Fence, which
-// stops a sync before it queues further writes and keeps its expectations
-// right; the transport alone would make the library see failed calls.
-// Events are writes too: a fenced replica records none. A nil fence never
-// refuses. The RoundTripper is safe for concurrent use if fence is.
+// fence returns an error, every request that may change the cluster (POST,
+// PUT, PATCH, DELETE) except those to the coordination.k8s.io API group,
+// where the leases live, and the creates of review resources (TokenReview,
+// SubjectAccessReview and their kin), which store nothing. A refused
+// request is not sent: RoundTrip returns an error wrapping fence's, which
+// client-go does not retry. Reads always pass; events are writes too. A nil
+// fence never refuses. The RoundTripper is safe for concurrent use if fence
+// is. Use it with reconcile.Config.Fence, which stops a sync before it
+// queues more writes; this is the last check, after client-go's rate
+// limiter. How the API group is read from the path, and why both checks:
+// docs/design/fencing-transport.md.
 //
 //	rc.Wrap(fencing.WrapTransport(lock.Fence))
 func WrapTransport(fence func() error) transport.WrapperFunc {

@@ -1,4 +1,4 @@
-// Package metrics exports what a [reconcile.Controller] does as Prometheus
+// Package telemetry exports what a [reconcile.Controller] does as Prometheus
 // metrics: syncs by result and their duration, deferred syncs by reason
 // (caches not synced, the consistency gate), pod creates and deletes,
 // expectation rounds raised and how each ended, the consistency gate's
@@ -6,10 +6,15 @@
 // imports Prometheus; this package is fed by the Controller's hooks and
 // by the sync results the adapters' workers hand it.
 //
-//	cfg, collector := telemetry.Instrument(cfg, telemetry.Options{})
+//	cfg, collector := telemetry.Instrument(clientgo.ReplicaSets(client, factory, nil), telemetry.Options{})
+//	registry.MustRegister(collector)
 //	ctrl, err := reconcile.NewController(cfg)
-//	err = registry.Register(collector) // client-go; ctrlruntime.Options.Metrics registers it in controller-runtime's registry
-//	clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Metrics: collector}.Run(ctx, 5)
+//
+// and the adapters' workers hand the Collector every sync's result:
+// clientgo.Worker's Metrics field, or controller-runtime's reconciler
+// (package ctrlruntime, which also registers it in controller-runtime's
+// registry). The package's clientGo example wires a whole client-go
+// controller.
 //
 // Guarantees:
 //   - No per-owner label: the series count is fixed by the controller, not
@@ -25,7 +30,8 @@
 //   - Every series that can exist is exported from the start at zero, so
 //     that rate() and absence alerts work before the first event.
 //
-// [NewWorkqueueProvider] gives client-go's workqueue its metrics
-// (workqueue_depth, workqueue_adds_total, …) under the names client-go's
-// and controller-runtime's users know.
+// [github.com/reconcilekit/reconcilekit/adapters/clientgo.WorkqueueMetrics]
+// gives client-go's workqueue its metrics (workqueue_depth,
+// workqueue_adds_total, …) under the names client-go's and
+// controller-runtime's users know.
 package telemetry
