@@ -75,7 +75,7 @@ func ExampleRegister() {
 	if err != nil {
 		panic(err)
 	}
-	ctl, err := ctrlruntime.Register(mgr, "replicaset", c, ctrlruntime.Options{})
+	ctl, err := ctrlruntime.Register(mgr, "replicasets-and-defaults", c, ctrlruntime.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -3,6 +3,7 @@ package ctrlruntimetest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func pods(t *testing.T, env *ctrlruntimetest.Env[*appsv1.ReplicaSet]) []*corev1.
 
 func scale(t *testing.T, env *ctrlruntimetest.Env[*appsv1.ReplicaSet], n int) {
 	t.Helper()
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":`+string(rune('0'+n))+`}}`))
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n))
 	require.NoError(t, env.Client.Patch(t.Context(), &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, patch))
 }
 
