@@ -8,9 +8,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -108,4 +111,59 @@ func ExampleCacheVersions() {
 	}
 	fmt.Printf("pods cache at %q, synced: %v\n", versions.Pods(), versions.Synced())
 	// Output: pods cache at "", synced: false
+}
+
+// A manager whose caches are lean: managedFields dropped everywhere
+// (TrimManagedFields), and a pod cache holding only the controller's own
+// running pods, each reduced to what the library reads (OwnedPods,
+// LeanPods). NewConfig gets the same labels, which its PodControl stamps
+// on every pod it creates.
+func ExampleOwnedPods() {
+	managed := map[string]string{"example.com/managed-by": "replicasets"}
+	owned, err := ctrlruntime.OwnedPods(managed, true)
+	if err != nil {
+		panic(err)
+	}
+	owned.Transform = ctrlruntime.LeanPods
+	opts := ctrl.Options{Cache: cache.Options{
+		DefaultTransform: ctrlruntime.TrimManagedFields,
+		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: owned},
+	}}
+	fmt.Println(owned.Label, "|", owned.Field, "|", opts.Cache.DefaultTransform != nil)
+
+	mgr := offlineManager() // in a program: ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{PodLabels: managed})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cfg.Cluster.PodClient.(ctrlruntime.PodControl).Labels)
+	// Output:
+	// example.com/managed-by=replicasets | status.phase!=Succeeded,status.phase!=Failed | true
+	// map[example.com/managed-by:replicasets]
+}
+
+// With controller-runtime's fake client, register the pod index (WithIndex)
+// to read a ReplicaSet's pods and the orphans by index, as Register's
+// manager cache does.
+func ExamplePodControllerValue() {
+	yes := true
+	ref := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "u1", Controller: &yes}}
+	pods := []client.Object{
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-1", OwnerReferences: ref}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "orphan"}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other", OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "db", UID: "u2", Controller: &yes}}}},
+	}
+	c := fake.NewClientBuilder().
+		WithIndex(&corev1.Pod{}, ctrlruntime.PodControllerField, ctrlruntime.PodControllerValue).
+		WithObjects(pods...).
+		Build()
+	got, err := ctrlruntime.Pods{Reader: c}.ListByController("default", "ReplicaSet", "web", "u1")
+	for _, p := range got {
+		fmt.Println(p.Name)
+	}
+	fmt.Println(err)
+	// Output:
+	// web-1
+	// orphan
+	// <nil>
 }
