@@ -17,6 +17,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -32,10 +33,14 @@ import (
 )
 
 // newManager is a manager that is never started: a fixed RESTMapper keeps
-// it (and the informers field indexes create) off the network.
+// it (and the informers field indexes create) off the network. Controller
+// names are unique per process unless validation is skipped: skipped, so
+// that the tests run again with -count.
 func newManager(t *testing.T) ctrl.Manager {
 	t.Helper()
+	skip := true
 	mgr, err := ctrl.NewManager(&rest.Config{Host: "http://127.0.0.1:1"}, ctrl.Options{
+		Controller:     config.Controller{SkipNameValidation: &skip},
 		Scheme:         scheme(t),
 		Metrics:        metricsserver.Options{BindAddress: "0"},
 		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper(), nil },
