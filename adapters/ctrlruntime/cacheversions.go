@@ -41,7 +41,7 @@ import (
 // not: a cache restricted to namespaces (cache.Options.DefaultNamespaces,
 // or ByObject[…].Namespaces for pods or T) keeps one informer per namespace
 // behind a wrapper that exposes no store, and informertest.FakeInformers
-// have none either. Pass nil informers to NewConfig then (no gate, as
+// have none either. Set ConfigOptions.NoCacheVersions then (no gate, as
 // upstream before 1.36), or build the controller on a cache over all
 // namespaces.
 //

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,7 +122,7 @@ func TestCacheVersionsNeedsClientGoInformers(t *testing.T) {
 func TestNewConfigResource(t *testing.T) {
 	s := scheme(t)
 	c := fake.NewClientBuilder().WithScheme(s).Build() // an empty RESTMapper
-	guessed, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
+	guessed, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, guessed.Cluster.Resource)
 
@@ -129,7 +130,7 @@ func TestNewConfigResource(t *testing.T) {
 	m.AddSpecific(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), appsv1.SchemeGroupVersion.WithResource("rsets"),
 		appsv1.SchemeGroupVersion.WithResource("rset"), meta.RESTScopeNamespace)
 	c = fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
-	mapped, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
+	mapped, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "rsets"}, mapped.Cluster.Resource, "the mapper's answer wins")
 }
@@ -144,7 +145,7 @@ func TestNewConfigTurnsTheGateOn(t *testing.T) {
 	s := scheme(t)
 	c := fake.NewClientBuilder().WithScheme(s).Build()
 	informers := newCache(t, cache.Options{})
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, s, nil)
+	cfg, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, informers, s, nil, ctrlruntime.ConfigOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Cluster.CacheVersions.Pods, "the gate and Exact have the pods' version")
 	require.NotNil(t, cfg.Cluster.CacheVersions.Owners)
@@ -152,14 +153,14 @@ func TestNewConfigTurnsTheGateOn(t *testing.T) {
 	assert.IsType(t, ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{}, cfg.Cluster.StatusWriter)
 
 	namespaced := newCache(t, cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}, "b": {}}})
-	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, namespaced, s, nil)
+	_, err = ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, namespaced, s, nil, ctrlruntime.ConfigOptions{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ctrlruntime: NewConfig: the consistency gate")
-	assert.Contains(t, err.Error(), "pass nil informers to run without it")
+	assert.Contains(t, err.Error(), "set ConfigOptions.NoCacheVersions to run without it")
 
-	off, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, s, nil)
+	off, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
-	assert.True(t, off.Consistency.Disable, "nil informers: the gate is off, and the Config says so")
+	assert.True(t, off.Consistency.Disable, "NoCacheVersions: the gate is off, and the Config says so")
 	assert.Nil(t, off.Cluster.CacheVersions.Pods)
 
 	bookmark(t, storeOf(t, informers, &corev1.Pod{}), "41") // last: it skips before client-go v0.36
@@ -202,9 +203,10 @@ func (h heldInformers) GetInformer(_ context.Context, obj client.Object, _ ...ca
 }
 
 // R-14.8: Synced answers true only once both informers have synced. Until
-// then the Controller NewConfig builds refuses: the Reconciler requeues
-// with backoff, without an error (so no "Reconciler error" line), logs the
-// deferral at V(2) only, and creates nothing, though the client it lists
+// then the Controller NewConfig builds refuses: the Reconciler (with a
+// Backoff, as Register's) requeues with backoff, without an error (so no
+// "Reconciler error" line), logs the deferral at V(2) only, and creates
+// nothing, though the client it lists
 // pods from (a pod cache that has not loaded) shows none of the
 // ReplicaSet's 3 pods.
 func TestCacheVersionsSynced(t *testing.T) {
@@ -229,17 +231,18 @@ func TestCacheVersionsSynced(t *testing.T) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(rs).WithStatusSubresource(rs).Build()
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, s, nil)
+	cfg, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, informers, s, nil, ctrlruntime.ConfigOptions{})
 	require.NoError(t, err)
 	assert.NotNil(t, cfg.Cluster.CacheVersions.Synced)
 	synced := func() bool { return cfg.Cluster.CacheVersions.Synced == nil || cfg.Cluster.CacheVersions.Synced() }
 	cfg.Describe, cfg.Status = reconcile.ReplicaSets().Describe, reconcile.ReplicaSets().Status
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
+	backoff := workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request]()
 	var lines []string
 	logger := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 2})
 	reconcileOnce := func() (crreconcile.Result, error) {
-		return ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: ctrl}.Reconcile(log.IntoContext(t.Context(), logger),
+		return ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: ctrl, Backoff: backoff}.Reconcile(log.IntoContext(t.Context(), logger),
 			crreconcile.Request{NamespacedName: client.ObjectKeyFromObject(rs)})
 	}
 	podCount := func() int {
@@ -255,8 +258,7 @@ func TestCacheVersionsSynced(t *testing.T) {
 
 	res, err := reconcileOnce()
 	require.NoError(t, err, "a deferral is not a reconciler error")
-	//lint:ignore SA1019 the deferral is the one place Requeue is used
-	assert.True(t, res.Requeue, "a rate-limited requeue")
+	assert.Positive(t, res.RequeueAfter, "retried with backoff")
 	assert.Zero(t, podCount(), "nothing created before the pod cache has loaded")
 	require.Len(t, lines, 1)
 	assert.Contains(t, lines[0], `"msg"="Sync deferred: the informer caches have not synced yet`)

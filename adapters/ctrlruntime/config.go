@@ -1,53 +1,82 @@
 package ctrlruntime
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// NewConfig returns a [reconcile.Config] for owners of type T with the
-// client-side fields filled: Kind (from scheme), Resource (below), Owners
-// ([NewOwners] over c and live), Pods (over c), Control and Patcher
-// ([PodControl] over c, with recorder, which may be nil), StatusWriter
-// ([StatusWriter] over c) and CacheVersions (from informers). In a manager
-// pass mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache() and
-// mgr.GetScheme(). The caller sets Describe and Status (and any tuning)
-// before [reconcile.NewController].
+// ConfigOptions tune [NewConfig]. The zero value is upstream's behaviour:
+// no labels stamped, one event per pod, the consistency gate on.
+type ConfigOptions struct {
+	// PodLabels are stamped on every pod created ([PodControl].Labels),
+	// for a pod cache restricted to them ([OwnedPods]). Nil: none.
+	PodLabels map[string]string
+	// EventPerBatch records one SuccessfulCreate event per slow-start
+	// batch instead of one per pod ([PodControl].EventPerBatch).
+	EventPerBatch bool
+	// NoCacheVersions leaves Cluster.CacheVersions zero and sets
+	// Consistency.Disable: no consistency gate (as upstream before v1.36)
+	// and no Expectations.Exact. It is for a manager cache whose informers
+	// expose no store (one restricted to namespaces), on which NewConfig
+	// fails otherwise.
+	NoCacheVersions bool
+}
+
+// NewConfig returns a [reconcile.Config] for owners of type T (a pointer to
+// a type registered in mgr's scheme with its list type) with Kind and
+// Cluster filled from mgr: Owners ([NewOwners]: reads through
+// mgr.GetClient(), the re-read before adoption through mgr.GetAPIReader(),
+// ), Pods (over the client), PodClient ([PodControl] over the client,
+// recording core/v1 Events through a broadcaster that runs with mgr, under
+// the source component "<kind>-controller", e.g. replicaset-controller as
+// upstream), StatusWriter, Resource (below) and CacheVersions (from
+// mgr.GetCache(), [CacheVersions]). The caller sets Describe and Status
+// (reconcile.ReplicaSets() has upstream's for ReplicaSets) and any tuning,
+// then calls [reconcile.NewController] and [Register]. NewConfig adds the
+// recorder to mgr as a Runnable: call it before mgr.Start.
 //
-// The consistency gate is on, as in upstream v1.37: a sync waits while a
-// cache is older than the controller's own writes for that owner; set
-// DisableConsistencyGate to turn it off. Its versions come from informers
-// ([CacheVersions]), which also gives Exact (tracked creations with
-// evidence) the pod version it needs. A cache whose informers expose no
-// store (a cache restricted to namespaces) is an error, returned here once,
-// that says how to run without the gate: pass nil informers, and the Config
-// has no CacheVersions and DisableConsistencyGate set (upstream before
-// v1.36).
+// The consistency gate is on, as in upstream v1.37. A cache restricted to
+// namespaces exposes no informer store to read versions from: NewConfig
+// then fails, saying to set ConfigOptions.NoCacheVersions.
 //
-// Resource, the owners' group and resource under which the status writes
-// are recorded for the gate, comes from c's RESTMapper; when it cannot map
-// the kind (a fake client's empty mapper, a CRD not installed yet), it is
-// the kind's lower-case plural by apimachinery's rule
-// (meta.UnsafeGuessKindToResource: PodSet → podsets, Policy → policies). It
-// only names the owners' cache in the gate's record and errors, so a wrong
-// guess changes no decision.
-//
-// An owner kind the RESTMapper reports cluster-scoped is an error that says
-// so and matches reconcile.ErrClusterScoped: pods are namespaced,
-// and a cluster-scoped owner's sync would list and adopt pods in every
-// namespace while its creates fail. When the mapper cannot tell, the
-// Controller's Sync refuses a key without a namespace anyway (terminal,
-// reading and writing nothing).
-func NewConfig[T reconcile.Object](c client.Client, live client.Reader, informers cache.Informers, scheme *runtime.Scheme, recorder events.EventRecorder) (reconcile.Config[T], error) {
+// Resource comes from the client's RESTMapper, or, when it cannot map the
+// kind (a CRD not installed yet), the kind's lower-case plural
+// (meta.UnsafeGuessKindToResource); it only names the owners' cache in the
+// gate's record and errors. A kind the RESTMapper reports cluster-scoped is
+// an error matching reconcile.ErrClusterScoped.
+func NewConfig[T reconcile.Object](mgr manager.Manager, opts ConfigOptions) (reconcile.Config[T], error) {
+	if mgr == nil {
+		return reconcile.Config[T]{}, errors.New("ctrlruntime: NewConfig: nil manager")
+	}
+	rec := &managerRecorder{config: mgr.GetConfig(), httpClient: mgr.GetHTTPClient(), scheme: mgr.GetScheme()}
+	cfg, err := newConfig[T](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), rec, opts)
+	if err != nil {
+		return reconcile.Config[T]{}, err
+	}
+	rec.component = strings.ToLower(cfg.Kind.Kind) + "-controller"
+	if err := mgr.Add(rec); err != nil {
+		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: adding the event recorder to the manager: %w", err)
+	}
+	return cfg, nil
+}
+
+// newConfig is NewConfig over its parts: c reads (a cache) and writes, live
+// reads the API server, informers are the cache's (ignored under
+// NoCacheVersions).
+func newConfig[T reconcile.Object](c client.Client, live client.Reader, informers cache.Informers, scheme *runtime.Scheme,
+	recorder record.EventRecorder, opts ConfigOptions) (reconcile.Config[T], error) {
 	owners, err := NewOwners[T](c, live, scheme)
 	if err != nil {
 		return reconcile.Config[T]{}, err
@@ -70,19 +99,19 @@ func NewConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 		Cluster: reconcile.Cluster[T]{
 			Owners:       owners,
 			Pods:         Pods{Reader: c},
-			PodClient:    PodControl{Client: c, Recorder: recorder},
+			PodClient:    PodControl{Client: c, Recorder: recorder, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch},
 			StatusWriter: StatusWriter[T]{Client: c},
 			Resource:     resource,
 		},
 	}
-	if informers == nil {
+	if opts.NoCacheVersions {
 		cfg.Consistency.Disable = true
 		return cfg, nil
 	}
 	cfg.Cluster.CacheVersions, err = CacheVersions[T](informers)
 	if err != nil {
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: the consistency gate (on by default, as upstream v1.37) needs the caches' versions: %w; "+
-			"pass nil informers to run without it (as upstream before v1.36), or build the controller on a cache over all namespaces", err)
+			"set ConfigOptions.NoCacheVersions to run without it (as upstream before v1.36), or build the manager's cache over all namespaces", err)
 	}
 	return cfg, nil
 }

@@ -229,20 +229,20 @@ func TestNewConfigRefusesClusterScopedOwners(t *testing.T) {
 	mapped := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
 	unmapped := fake.NewClientBuilder().WithScheme(s).Build()
 
-	_, err := ctrlruntime.NewConfig[*corev1.Namespace](mapped, mapped, nil, s, nil)
+	_, err := ctrlruntime.NewConfigFrom[*corev1.Namespace](mapped, mapped, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, reconcile.ErrClusterScoped)
 	assert.ErrorContains(t, err, "ctrlruntime: NewConfig: Namespace (namespaces) is cluster-scoped")
 
-	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](mapped, mapped, nil, s, nil)
+	_, err = ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](mapped, mapped, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	assert.NoError(t, err, "namespaced")
-	_, err = ctrlruntime.NewConfig[*corev1.Namespace](unmapped, unmapped, nil, s, nil)
+	_, err = ctrlruntime.NewConfigFrom[*corev1.Namespace](unmapped, unmapped, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	assert.NoError(t, err, "the mapper cannot tell: Sync refuses keys without a namespace")
 }
 
 func TestNewConfig(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, scheme(t), nil)
+	cfg, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, scheme(t), nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
 	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cfg.Kind)
 	assert.NotNil(t, cfg.Cluster.Owners)
@@ -251,6 +251,6 @@ func TestNewConfig(t *testing.T) {
 	assert.NotNil(t, cfg.Cluster.PodClient)
 	_, err = reconcile.NewController(cfg)
 	assert.ErrorContains(t, err, "Describe", "the caller's part is still missing")
-	_, err = ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, nil, runtime.NewScheme(), nil)
+	_, err = ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, runtime.NewScheme(), nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	assert.Error(t, err)
 }

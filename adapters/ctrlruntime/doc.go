@@ -1,36 +1,43 @@
-// Package ctrlruntime connects a [reconcile.Controller] to controller-runtime:
-// a pod control and patcher over a client.Client ([PodControl]), owner and
-// pod lookups over the manager's cache with live reads through its API
-// reader ([Owners], [Pods]), typed event handlers that feed the Controller and
-// enqueue reconcile.Requests ([PodHandler], [OwnerHandler]), the Reconciler
-// adapter ([Reconciler]), the status write ([StatusWriter]) and a builder
-// helper ([Register]). [NewConfig] fills every client-side field of a
-// [reconcile.Config], the consistency gate's cache versions included:
+// Package ctrlruntime runs a [reconcile.Controller] under a controller-runtime
+// manager. [NewConfig] fills a [reconcile.Config]'s Kind and Cluster from the
+// manager (its client, API reader, cache, scheme and an event recorder), and
+// [Register] builds the controller-runtime controller that feeds the
+// Controller its pod and owner events and runs its syncs; it returns that
+// controller, for more watches. The Examples show both (NewConfig, Register).
 //
-//	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), recorder)
-//	cfg.Describe = describe // owner facts of a PodSet
-//	cfg.Status = status     // the PodSet status, computed (a pure function)
-//	c, err := reconcile.NewController(cfg)
-//	err = ctrlruntime.Register(mgr, "podset", c)
+// The pieces are exported for other wirings: a pod client over a
+// client.Client ([PodControl]), owner and pod lookups over a cache with live
+// reads through an API reader ([Owners], [Pods]), typed event handlers
+// ([PodHandler], [OwnerHandler]), the Reconciler adapter ([Reconciler]), the
+// status write ([StatusWriter]), the caches' versions ([CacheVersions]) and
+// the field indexes ([AddIndexes]). Package ctrlruntimetest runs a
+// Controller on controller-runtime's fake client, its events fed, for unit
+// tests.
+//
+// This module's root package and controller-runtime's are both named
+// reconcile. A file that needs both imports ours as it is and
+// controller-runtime's under another name, as this package does:
+// crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile" (the
+// Register example does too).
 //
 // Create and delete semantics are those of the client-go adapter (package
-// clientgo): the same events, the same UID precondition on delete.
+// clientgo): the same events (core/v1, as upstream's), the same UID
+// precondition on delete.
 //
-// [CacheVersions] reads the versions of the manager's informer caches from
-// the client-go informers behind controller-runtime's cache.Informer
-// interface (which has none of its own), for the consistency gate, on by
-// default as in upstream v1.37 and in package clientgo: a reconcile is
-// deferred while the cache is older than the controller's own writes for
+// The consistency gate is on by default, as in upstream v1.37 and
+// in package clientgo: [CacheVersions] reads the versions of the manager's
+// informer caches from the client-go informers behind controller-runtime's
+// cache.Informer interface (which has none of its own), and a reconcile is
+// deferred while a cache is older than the controller's own writes for
 // that owner.
 //
 // No sync acts on a cache that has not loaded: controller-runtime
 // starts the workers of the controller [Register] builds only once the
-// caches of its watches (pods and T, in the manager's cache the client
-// reads) have synced, and the Controller built from [NewConfig] with the
-// manager's cache refuses by itself before (CacheVersions.Synced), which
-// the [Reconciler] turns into a rate-limited requeue logged at V(2). An
-// owner kind the manager's RESTMapper reports cluster-scoped is refused by
-// NewConfig (reconcile.ErrClusterScoped).
+// caches of its watches have synced, and the Controller built from
+// [NewConfig] refuses by itself before (CacheVersions.Synced), which the
+// [Reconciler] retries with backoff, logged at V(2). An owner kind the
+// manager's RESTMapper reports cluster-scoped is refused by NewConfig
+// (reconcile.ErrClusterScoped).
 //
 // [Register] adds two field indexes to the manager's cache ([AddIndexes]):
 // pods by controller reference and owners by their controller's UID, so

@@ -10,13 +10,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -82,34 +83,37 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T]) handler.TypedE
 // [reconcile.ErrTerminal] error (an invalid owner or owner spec, a
 // cluster-scoped owner, a malformed key) becomes a
 // [crreconcile.TerminalError] (not retried; the owner's next event syncs
-// it again), SyncResult.RequeueAfter becomes Result.RequeueAfter, and a
-// deferred sync (reconcile.ErrDeferred: the caches have not synced yet,
-// or the consistency gate waits for them to reach the controller's
-// own writes, R-10.9) becomes a rate-limited requeue with no error
-// (Result.Requeue). Controller is required.
+// it again), SyncResult.RequeueAfter becomes Result.RequeueAfter, and
+// any other error is returned (controller-runtime retries it with rate
+// limiting). Controller is required.
 //
-// Why a requeue and not the error: upstream returns the deferral as an
-// error, and its workqueue retries the key with rate limiting; controller-
-// runtime would do the same with an error, but would also log it as
-// "Reconciler error" and count it in controller_runtime_reconcile_errors_total,
-// for what is an expected wait, not a failure. Result.Requeue is the same
-// rate-limited retry (the queue's backoff, as upstream) without the log
-// line and the error count; it is counted as a requeue in
-// controller_runtime_reconcile_total. OnSync, Metrics and the Controller's
-// Config.Gate.Deferred still see every deferral. controller-runtime has
-// deprecated Result.Requeue in favour of RequeueAfter, which would replace
-// the backoff by a fixed delay; it still honours it.
+// A deferred sync (reconcile.ErrDeferred: the caches have not synced,
+// or the consistency gate waits for them to reach the controller's
+// own writes, R-10.9) is retried with backoff, as upstream retries it
+// (its workqueue's AddRateLimited). With Backoff set, the retry is
+// Result.RequeueAfter = Backoff.When(request), without an error: no
+// "Reconciler error" line and no controller_runtime_reconcile_errors_total
+// for an expected wait; any other outcome calls Backoff.Forget(request).
+// With Backoff nil, the deferral is returned as its error, and
+// controller-runtime's queue applies its own rate limiter. [Register] sets
+// Backoff to its own workqueue.DefaultTypedControllerRateLimiter, which
+// grows the delays as the queue's default limiter does (a limiter apart
+// from the queue's: controller-runtime resets the queue's on every
+// RequeueAfter).
 //
 // Every sync is logged through the logger of the request's context
 // (log.FromContext: controller-runtime's, with the controller's name and
 // the reconcile ID): one line at V(4) with the owner, what the sync did
 // and its result; at V(2) a deferral (with the cache that is behind); at
 // the default level a sync that acted on expired expectations. Failed
-// syncs, terminal ones (an invalid owner spec, with the fields at fault)
-// included, are logged by controller-runtime ("Reconciler error"), once
-// per reconcile, not again here. No line per pod.
+// syncs, terminal ones included, are logged by controller-runtime
+// ("Reconciler error"), once per reconcile, not again here. No line per
+// pod. The zero value is not usable (no Controller); a Reconciler is safe
+// for concurrent use when its Backoff and hooks are.
 type Reconciler[T reconcile.Object] struct {
 	Controller *reconcile.Controller[T]
+	// Backoff, if set, times the retries of deferred syncs (above).
+	Backoff workqueue.TypedRateLimiter[crreconcile.Request]
 	// OnSync, if set, receives every sync's key, result and error (before
 	// the error is turned into a Result), on the worker's goroutine: for
 	// logs and metrics. It must not modify the result.
@@ -121,7 +125,7 @@ type Reconciler[T reconcile.Object] struct {
 	Clock reconcile.Clock
 }
 
-// Reconcile implements reconcile.Reconciler.
+// Reconcile implements controller-runtime's reconcile.Reconciler.
 func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
 	key := reconcile.OwnerKey(req.Namespace, req.Name)
 	start := r.now()
@@ -132,11 +136,14 @@ func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (
 	if r.OnSync != nil {
 		r.OnSync(ctx, key, res, err)
 	}
-	switch {
-	case telemetry.Result(err) == telemetry.ResultDeferred:
-		//lint:ignore SA1019 the rate-limited retry upstream gives a deferral; RequeueAfter has no backoff (see the type's doc).
-		return crreconcile.Result{Requeue: true}, nil
-	case errors.Is(err, reconcile.ErrTerminal):
+	deferred := telemetry.Result(err) == telemetry.ResultDeferred
+	if r.Backoff != nil {
+		if deferred {
+			return crreconcile.Result{RequeueAfter: r.Backoff.When(req)}, nil
+		}
+		r.Backoff.Forget(req)
+	}
+	if errors.Is(err, reconcile.ErrTerminal) {
 		return crreconcile.Result{}, crreconcile.TerminalError(err)
 	}
 	return crreconcile.Result{RequeueAfter: res.RequeueAfter}, err
@@ -179,33 +186,42 @@ type Options struct {
 
 // Register builds a controller named name in mgr that watches owners of
 // type T and pods through [OwnerHandler] and [PodHandler] and reconciles
-// with [Reconciler]. Both watches are needed: without the pod watch the
-// expectations are lowered only by their five-minute expiry. It also adds
-// the field indexes [Pods] and [Owners] read ([AddIndexes]) to
-// mgr.GetCache(), keeping indexes already there, so call it before
-// mgr.Start; the Controller's lookups must read mgr.GetClient() (as
-// [NewConfig] over it does) to use them.
-func Register[T reconcile.Object](mgr ctrl.Manager, name string, c *reconcile.Controller[T], opts Options) error {
+// with [Reconciler] (its Backoff set), and returns it: add watches of other
+// kinds, each with its own predicates, with its Watch method (see the
+// example). The two watches take no predicate on purpose: every pod event
+// settles expectations, and every owner event the Controller's memory of
+// it; filter the owners a manager sees with its cache options instead
+// (cache.Options.ByObject). Register also adds the field indexes [Pods]
+// and [Owners] read ([AddIndexes]) to mgr.GetCache(), keeping indexes
+// already there, so call it before mgr.Start; the Controller's lookups
+// must read mgr.GetClient() (as [NewConfig]'s do) to use them.
+func Register[T reconcile.Object](mgr manager.Manager, name string, c *reconcile.Controller[T], opts Options) (controller.Controller, error) {
 	if mgr == nil || c == nil {
-		return errors.New("ctrlruntime: Register needs a manager and a Controller")
+		return nil, errors.New("ctrlruntime: Register needs a manager and a Controller")
 	}
 	if opts.Controller.Reconciler != nil {
-		return errors.New("ctrlruntime: Register: Options.Controller.Reconciler must be nil")
+		return nil, errors.New("ctrlruntime: Register: Options.Controller.Reconciler must be nil")
 	}
 	owner, err := newOf[T]()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := AddIndexes[T](context.Background(), mgr.GetCache()); err != nil {
-		return err
+		return nil, err
 	}
-	if err := registerMetrics(crmetrics.Registry, opts.Metrics); err != nil {
-		return err
+	if err := registerMetrics(metrics.Registry, opts.Metrics); err != nil {
+		return nil, err
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named(name).WithOptions(opts.controllerOptions()).
+	r := Reconciler[T]{
+		Controller: c,
+		Backoff:    workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request](),
+		OnSync:     opts.OnSync,
+		Metrics:    opts.Metrics,
+	}
+	return builder.ControllerManagedBy(mgr).Named(name).WithOptions(opts.controllerOptions()).
 		WatchesRawSource(source.Kind(mgr.GetCache(), owner, OwnerHandler(c))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, PodHandler(c))).
-		Complete(Reconciler[T]{Controller: c, OnSync: opts.OnSync, Metrics: opts.Metrics})
+		Build(r)
 }
 
 // registerMetrics registers m (if any) in reg; m already there is no error.

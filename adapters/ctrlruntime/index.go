@@ -54,9 +54,8 @@ func AddIndexes[T reconcile.Object](ctx context.Context, c cache.Cache) error {
 
 // PodControllerValue is the [PodControllerField] index function: the one
 // value of a pod (see PodControllerField), none for another object. With
-// controller-runtime's fake client, register it to exercise the index:
-//
-//	fake.NewClientBuilder().WithIndex(&corev1.Pod{}, ctrlruntime.PodControllerField, ctrlruntime.PodControllerValue)
+// controller-runtime's fake client, register it (WithIndex) to exercise
+// the index, as the example does.
 func PodControllerValue(obj client.Object) []string {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {

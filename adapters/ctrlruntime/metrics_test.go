@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
@@ -60,10 +60,12 @@ func TestRegisterRegistersMetrics(t *testing.T) {
 	mgr := newManager(t)
 	c := managerController(t, mgr)
 	_, collector := telemetry.Instrument(reconcile.ReplicaSets(), telemetry.Options{Controller: "register-test", GenericNames: true})
-	t.Cleanup(func() { crmetrics.Registry.Unregister(collector) })
-	require.NoError(t, ctrlruntime.Register(mgr, "rs-metrics", c, ctrlruntime.Options{Metrics: collector}))
-	require.NoError(t, ctrlruntime.Register(mgr, "rs-metrics-2", c, ctrlruntime.Options{Metrics: collector}))
-	assert.False(t, crmetrics.Registry.Unregister(prometheus.NewCounter(prometheus.CounterOpts{Name: "unrelated"})))
-	assert.True(t, crmetrics.Registry.Unregister(collector), "the Collector is in controller-runtime's registry")
-	require.NoError(t, crmetrics.Registry.Register(collector))
+	t.Cleanup(func() { metrics.Registry.Unregister(collector) })
+	_, err := ctrlruntime.Register(mgr, "rs-metrics", c, ctrlruntime.Options{Metrics: collector})
+	require.NoError(t, err)
+	_, err = ctrlruntime.Register(mgr, "rs-metrics-2", c, ctrlruntime.Options{Metrics: collector})
+	require.NoError(t, err)
+	assert.False(t, metrics.Registry.Unregister(prometheus.NewCounter(prometheus.CounterOpts{Name: "unrelated"})))
+	assert.True(t, metrics.Registry.Unregister(collector), "the Collector is in controller-runtime's registry")
+	require.NoError(t, metrics.Registry.Register(collector))
 }

@@ -12,14 +12,9 @@ import (
 // the pods a [PodControl] with the same labels creates (a Label selector)
 // and, with dropFinished, to pods that are neither Succeeded nor Failed (a
 // Field selector on status.phase). Put it in the manager's cache options
-// under the pod type, with [LeanPods] as its Transform if wanted:
-//
-//	owned, err := ctrlruntime.OwnedPods(map[string]string{"example.com/managed-by": "podset"}, true)
-//	owned.Transform = ctrlruntime.LeanPods
-//	opts := ctrl.Options{Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: owned}}}
-//
-// and give the [PodControl] that creates the pods (NewConfig's Config.Control)
-// the same Labels. Label is nil without labels and Field nil without
+// under the pod type (cache.Options.ByObject), with [LeanPods] as its
+// Transform if wanted, and give [NewConfig] the same labels
+// (ConfigOptions.PodLabels), as the example does. Label is nil without labels and Field nil without
 // dropFinished, so the cache's defaults (DefaultLabelSelector,
 // DefaultFieldSelector) apply; where set, controller-runtime uses them
 // instead of the defaults for pods, so AND a default field selector in

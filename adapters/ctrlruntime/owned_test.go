@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -24,7 +24,7 @@ var stamp = map[string]string{"example.com/managed-by": "podset"}
 // pod passed in; a template label with another value fails before any call.
 func TestPodControlStampsLabels(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
-	rec := events.NewFakeRecorder(10)
+	rec := record.NewFakeRecorder(10)
 	yes := true
 	ref := []metav1.OwnerReference{{APIVersion: "demo/v1", Kind: "PodSet", Name: "web", UID: "u", Controller: &yes}}
 	pc := ctrlruntime.PodControl{Client: c, Recorder: rec, Labels: stamp}

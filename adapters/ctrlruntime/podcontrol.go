@@ -8,7 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
@@ -17,11 +17,13 @@ import (
 
 // PodControl is the controller-runtime [reconcile.PodControl] and
 // [reconcile.PodPatcher]: it creates, deletes and patches pods through
-// Client and records an event (new events API) on the pod's controller for
-// every create and delete outcome: FailedCreate (not when the
-// namespace is terminating), SuccessfulCreate, FailedDelete (not when the
-// pod is already gone) and SuccessfulDelete. Client is required (in a
-// manager: mgr.GetClient()); Recorder may be nil; Labels, nil by default
+// Client and records an event on the pod's controller for every create and
+// delete outcome: FailedCreate (not when the namespace is
+// terminating), SuccessfulCreate, FailedDelete (not when the pod is already
+// gone) and SuccessfulDelete. Recorder is a record.EventRecorder (core/v1
+// Events, as upstream's and the client-go adapter's), which [NewConfig]
+// sets from the manager. Client is required (in a manager:
+// mgr.GetClient()); Recorder may be nil (no events); Labels, nil by default
 // (upstream), are stamped on every pod CreatePod creates, for a pod cache
 // restricted to them ([OwnedPods], docs/rules.md ). It keeps no state and is
 // safe for concurrent use; it never modifies the pods passed in (the client
@@ -34,7 +36,7 @@ import (
 // Upstream deletes by name only.
 type PodControl struct {
 	Client   client.Client
-	Recorder events.EventRecorder
+	Recorder record.EventRecorder
 
 	// EventPerBatch, beyond upstream, records one SuccessfulCreate event
 	// per slow-start batch ("Created 4 pods: a, b, c, d") instead of one
@@ -63,18 +65,18 @@ func (c PodControl) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 	stamped, err := podops.Stamp(pod, c.Labels)
 	if err != nil {
 		err = fmt.Errorf("ctrlruntime: CreatePod: %w", err)
-		c.event(pod, corev1.EventTypeWarning, "FailedCreate", "Create", "Error creating: %v", err)
+		c.event(pod, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		return nil, err
 	}
 	p := stamped.DeepCopy()
 	if err := c.Client.Create(ctx, p); err != nil {
 		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			c.event(pod, corev1.EventTypeWarning, "FailedCreate", "Create", "Error creating: %v", err)
+			c.event(pod, corev1.EventTypeWarning, "FailedCreate", "Error creating: %v", err)
 		}
 		return nil, err
 	}
 	if !c.EventPerBatch {
-		c.event(p, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created pod: %v", p.Name)
+		c.event(p, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: %v", p.Name)
 	}
 	return p, nil
 }
@@ -87,7 +89,7 @@ func (c PodControl) CreatedBatch(_ context.Context, created []*corev1.Pod) {
 	if !c.EventPerBatch || len(created) == 0 {
 		return
 	}
-	c.event(created[0], corev1.EventTypeNormal, "SuccessfulCreate", "Create", "%s", podops.BatchMessage(created))
+	c.event(created[0], corev1.EventTypeNormal, "SuccessfulCreate", "%s", podops.BatchMessage(created))
 }
 
 // DeletePod deletes pod if the object under its name still has pod.UID; a
@@ -104,10 +106,10 @@ func (c PodControl) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	case apierrors.IsNotFound(err):
 		return err
 	case err != nil:
-		c.event(pod, corev1.EventTypeWarning, "FailedDelete", "Delete", "Error deleting: %v", err)
+		c.event(pod, corev1.EventTypeWarning, "FailedDelete", "Error deleting: %v", err)
 		return err
 	}
-	c.event(pod, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "Deleted pod: %v", pod.Name)
+	c.event(pod, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %v", pod.Name)
 	return nil
 }
 
@@ -121,11 +123,11 @@ func (c PodControl) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) 
 	return p, nil
 }
 
-func (c PodControl) event(pod *corev1.Pod, eventType, reason, action, note string, args ...any) {
+func (c PodControl) event(pod *corev1.Pod, eventType, reason, note string, args ...any) {
 	ref := metav1.GetControllerOf(pod)
 	if c.Recorder == nil || ref == nil {
 		return
 	}
 	owner := &corev1.ObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID, Namespace: pod.Namespace}
-	c.Recorder.Eventf(owner, nil, eventType, reason, action, note, args...)
+	c.Recorder.Eventf(owner, eventType, reason, note, args...)
 }

@@ -8,7 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
@@ -35,7 +35,7 @@ func TestEventPerBatch(t *testing.T) {
 		perBatch bool
 		want     int
 	}{{false, 10}, {true, 4}} {
-		rec := events.NewFakeRecorder(100)
+		rec := record.NewFakeRecorder(100)
 		pc := ctrlruntime.PodControl{Client: fake.NewClientBuilder().WithScheme(scheme(t)).Build(), Recorder: rec, EventPerBatch: c.perBatch}
 		m := &reconcile.Manager{Pods: pc}
 		out, err := m.ManageReplicas(t.Context(), reconcile.ReplicaSetOwner(rs), nil, nil)

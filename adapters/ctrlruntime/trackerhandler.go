@@ -21,11 +21,8 @@ import (
 // upstream's ReplicaSet controller records them under its owner's key, and
 // then passes the event, unchanged and with the same queue, to next (the
 // handler that enqueues, e.g. handler.EnqueueRequestForOwner), so that the
-// reconcile next starts sees the observation:
-//
-//	Watches(&corev1.Pod{}, ctrlruntime.TrackPods(tracker, keys,
-//		handler.EnqueueRequestForOwner(scheme, mapper, &v1.RayCluster{}, handler.OnlyControllerOwner())))
-//
+// reconcile next starts sees the observation (the example wraps
+// handler.EnqueueRequestForOwner, as a builder's Watches of pods would).
 // It is generic so that it wraps an untyped handler (O client.Object, for
 // the builder's Watches) as well as a typed one (O *corev1.Pod, for
 // source.Kind); the event's object is a pod in either case, anything else

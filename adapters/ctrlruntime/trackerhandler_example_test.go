@@ -21,13 +21,9 @@ import (
 )
 
 // An operator with its own Tracker, one key per pod group of an owner,
-// wraps the handler that enqueues the pod's owner:
-//
-//	ctrl.NewControllerManagedBy(mgr).For(&appsv1.ReplicaSet{}).
-//		Watches(&corev1.Pod{}, ctrlruntime.TrackPods(&tracker, keys,
-//			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &appsv1.ReplicaSet{}, handler.OnlyControllerOwner())))
-//
-// Here controller-runtime's create event is delivered by hand.
+// wraps the handler that enqueues the pod's owner; in a manager, the
+// result goes to the builder's Watches of pods. Here controller-runtime's
+// create event is delivered by hand.
 func ExampleTrackPods() {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)

@@ -11,12 +11,7 @@ import (
 // object before the cache stores it, and nothing reconcile reads (docs/fleet.md
 // measures what it saves). It does what controller-runtime's
 // cache.TransformStripManagedFields() does. Install it on the manager's
-// cache:
-//
-//	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-//		Cache: cache.Options{DefaultTransform: ctrlruntime.TrimManagedFields},
-//	})
-//
+// cache (cache.Options.DefaultTransform; see the OwnedPods example).
 // Every informer of that cache is trimmed, so only do this when no code
 // reading it needs managedFields. It changes the object it is given in
 // place and returns it; it never fails. It is safe for concurrent use.
@@ -29,11 +24,9 @@ var _ toolscache.TransformFunc = TrimManagedFields
 // LeanPods is a transform for a pod cache that only the controller reads:
 // it replaces each pod by [reconcile.LeanPod] of it, the fields the
 // library's rules read and nothing else (docs/rules.md, R-13.6), and drops
-// managedFields from any other object. Install it on the pods alone:
-//
-//	cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: ctrlruntime.LeanPods}}}
-//
-// Every rule answers the same on the lean pod; anything else reading pods
+// managedFields from any other object. Install it on the pods alone
+// (cache.Options.ByObject[&corev1.Pod{}].Transform; see the OwnedPods
+// example). Every rule answers the same on the lean pod; anything else reading pods
 // through the same manager cache (another controller, a webhook, a
 // Config.Status reading container fields) sees the dropped fields empty.
 // It does not modify the pod it is given; it never fails; it is idempotent

@@ -97,7 +97,8 @@ func main() {
 	// controller-runtime then talks protobuf for the built-in types (pods)
 	// and JSON for PodSets, which, as every custom resource, have no
 	// protobuf encoding. SetupWithManager's ctrlruntime.Register adds the
-	// field indexes the lookups read.
+	// field indexes the lookups read, and its ctrlruntime.NewConfig the
+	// pod events' recorder (core/v1 Events from podset-controller).
 	rc := ctrl.GetConfigOrDie()
 	if *qps > 0 {
 		rc.QPS = float32(*qps)
@@ -171,8 +172,7 @@ func main() {
 		os.Exit(1)
 	}
 	ropts := controller.Options{
-		Recorder: mgr.GetEventRecorder("podset-controller"),
-		Workers:  *workers,
+		Workers: *workers,
 		// SetupWithManager gives Exact the pod cache's version.
 		Expectations: reconcile.ExpectationOptions{Exact: *exact},
 		Fence:        fence,

@@ -9,11 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
@@ -22,13 +18,11 @@ import (
 	"github.com/reconcilekit/reconcilekit/status"
 )
 
-// Options configure [New]; the zero value is upstream's behaviour.
+// Options configure [SetupWithManager] and [New]; the zero value is
+// upstream's behaviour.
 type Options struct {
-	Recorder       events.EventRecorder         // pod events; nil records none
-	Cache          cache.Informers              // the manager's cache, for the consistency gate (SetupWithManager sets it); nil: no gate
 	Expectations   reconcile.ExpectationOptions // e.g. TTL, Exact
-	Consistency    reconcile.ConsistencyOptions // e.g. a Deferred hook (the caches come from Cache)
-	Clock          reconcile.Clock              // nil: real time
+	Consistency    reconcile.ConsistencyOptions // e.g. a Deferred hook (the caches are the manager's)
 	Hooks          reconcile.Hooks              // e.g. metrics of the manage step
 	Fence          func() error                 // leader election's fence (adapters/fencing); nil: never fenced
 	Workers        int                          // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
@@ -50,7 +44,7 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets/status,verbs=update
 // +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupWithManager builds the Controller from mgr and registers it there.
 // With mgr's cache, a sync waits while the cache is older than the
@@ -62,61 +56,65 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // opts.Expectations, opts.Consistency and opts.Hooks, expectation rounds, gate
 // deferrals and the deletion age ratio. Call it once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
-	opts.Cache = mgr.GetCache()
 	collector := telemetry.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), telemetry.Options{})
 	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
 	opts.Consistency = collector.Consistency(opts.Consistency)
 	opts.Hooks = collector.Hooks(opts.Hooks)
-	c, err := New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), opts)
+	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr, ctrlruntime.ConfigOptions{PodLabels: opts.PodLabels, EventPerBatch: opts.EventPerBatch})
 	if err != nil {
 		return nil, err
 	}
-	err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{Workers: opts.Workers, Metrics: collector})
+	c, err := New(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	_, err = ctrlruntime.Register(mgr, "podset", c, ctrlruntime.Options{Workers: opts.Workers, Metrics: collector})
 	return c, err
 }
 
-// --- 8< --- controller-runtime quick start
-
-// New builds the Controller: c reads (the cache, in a manager) and writes,
-// live re-reads a PodSet before adopting.
-func New(c client.Client, live client.Reader, scheme *runtime.Scheme, opts Options) (*Controller, error) {
-	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](c, live, opts.Cache, scheme, opts.Recorder)
-	if err != nil {
-		return nil, err
-	}
+// New builds the Controller from cfg, whose Kind and Cluster the adapter
+// filled (ctrlruntime.NewConfig from a manager; ctrlruntimetest.New in
+// tests): what a PodSet asks for (Describe), its status (Status, a pure
+// function; the library writes it) and opts' tuning. opts.PodLabels and
+// opts.EventPerBatch are the pod client's, set by the adapter.
+func New(cfg reconcile.Config[*v1alpha1.PodSet], opts Options) (*Controller, error) {
 	cfg.Expectations = opts.Expectations
 	cfg.Consistency = opts.Consistency
-	cfg.Clock = opts.Clock
 	cfg.Hooks = opts.Hooks
 	cfg.Fence = opts.Fence
-	cfg.Cluster.PodClient = ctrlruntime.PodControl{Client: c, Recorder: opts.Recorder, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch}
 	cfg.StatusInterval = opts.StatusInterval
-	cfg.Describe = func(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
-		replicas := int32(1)
-		if ps.Spec.Replicas != nil {
-			replicas = *ps.Spec.Replicas
-		}
-		owner := reconcile.Owner{
-			Replicas:        replicas,
-			Template:        &ps.Spec.Template,
-			Selector:        ps.Spec.Selector,
-			MinReadySeconds: ps.Spec.MinReadySeconds,
-		}
-		return owner, nil
-	}
-	cfg.Status = func(ps *v1alpha1.PodSet, res reconcile.SyncResult) (*v1alpha1.PodSet, bool) {
-		next := ps.DeepCopy()
-		next.Status.Replicas = res.Counts.Replicas
-		next.Status.ReadyReplicas = res.Counts.Ready
-		next.Status.AvailableReplicas = res.Counts.Available
-		next.Status.TerminatingReplicas = res.Counts.Terminating
-		next.Status.ObservedGeneration = ps.Generation
-		conditions, _ := status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
-		next.Status.Conditions = conditions
-		changed := !equality.Semantic.DeepEqual(next.Status, ps.Status)
-		return next, changed // the library writes it (Status().Update) when changed
-	}
+	cfg.Describe = describe
+	cfg.Status = computeStatus
 	return reconcile.NewController(cfg)
 }
 
-// --- >8 ---
+// describe says what a PodSet asks for.
+func describe(ps *v1alpha1.PodSet) (reconcile.Owner, error) {
+	replicas := int32(1)
+	if ps.Spec.Replicas != nil {
+		replicas = *ps.Spec.Replicas
+	}
+	owner := reconcile.Owner{
+		Replicas:        replicas,
+		Template:        &ps.Spec.Template,
+		Selector:        ps.Spec.Selector,
+		MinReadySeconds: ps.Spec.MinReadySeconds,
+	}
+	return owner, nil
+}
+
+// computeStatus is a PodSet's status after a sync: counts, the observed
+// generation and the ReplicaFailure condition; false when it is already
+// right.
+func computeStatus(ps *v1alpha1.PodSet, res reconcile.SyncResult) (*v1alpha1.PodSet, bool) {
+	next := ps.DeepCopy()
+	next.Status.Replicas = res.Counts.Replicas
+	next.Status.ReadyReplicas = res.Counts.Ready
+	next.Status.AvailableReplicas = res.Counts.Available
+	next.Status.TerminatingReplicas = res.Counts.Terminating
+	next.Status.ObservedGeneration = ps.Generation
+	conditions, _ := status.SetReplicaFailure(ps.Status.Conditions, res.ManageErr, res.Diff, ps.Generation, res.Now)
+	next.Status.Conditions = conditions
+	changed := !equality.Semantic.DeepEqual(next.Status, ps.Status)
+	return next, changed
+}

@@ -18,14 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime/ctrlruntimetest"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/examples/podset/controller"
-	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -33,35 +32,43 @@ const ns = "default"
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// harness is a Reconciler on controller-runtime's fake client. The fake has
-// no informers, so observe plays the pod watch: it feeds the Reconciler's
-// Observer with the pods that appeared or disappeared since the last call.
+// harness is the PodSet Controller on controller-runtime's fake client
+// (ctrlruntimetest.Env), driven a step at a time: reconcile runs one
+// reconcile, observe delivers the events of the writes made since the last
+// call (the pod and PodSet watches).
 type harness struct {
-	t    *testing.T
-	c    client.WithWatch
-	r    *controller.Controller
-	seen map[string]*corev1.Pod
+	t   *testing.T
+	env *ctrlruntimetest.Env[*v1alpha1.PodSet]
+	c   client.WithWatch
+	r   *controller.Controller
 }
 
-func newHarness(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs) *harness {
-	t.Helper()
-	return newHarnessWith(t, ps, funcs, controller.Options{Clock: fakeclock.New(t0)})
-}
-
-func newHarnessWith(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs, opts controller.Options) *harness {
+func newScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
-	c := fake.NewClientBuilder().
-		WithScheme(scheme).
-		WithObjects(ps).
-		WithStatusSubresource(&v1alpha1.PodSet{}).
-		WithInterceptorFuncs(funcs).
-		Build()
-	r, err := controller.New(c, c, scheme, opts)
+	return scheme
+}
+
+func newHarness(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs) *harness {
+	t.Helper()
+	return newHarnessWith(t, ps, funcs, controller.Options{})
+}
+
+func newHarnessWith(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs, opts controller.Options) *harness {
+	t.Helper()
+	env, err := ctrlruntimetest.New(func(cfg reconcile.Config[*v1alpha1.PodSet]) (*controller.Controller, error) {
+		return controller.New(cfg, opts)
+	}, ctrlruntimetest.Options{
+		Scheme:      newScheme(t),
+		Objects:     []client.Object{ps},
+		Interceptor: funcs,
+		Config:      ctrlruntime.ConfigOptions{PodLabels: opts.PodLabels, EventPerBatch: opts.EventPerBatch},
+		Start:       t0,
+	})
 	require.NoError(t, err)
-	return &harness{t: t, c: c, r: r, seen: map[string]*corev1.Pod{}}
+	return &harness{t: t, env: env, c: env.Client, r: env.Controller}
 }
 
 func podSet(replicas int32) *v1alpha1.PodSet {
@@ -81,36 +88,20 @@ func podSet(replicas int32) *v1alpha1.PodSet {
 
 func (h *harness) reconcile() (crreconcile.Result, error) {
 	h.t.Helper()
-	return ctrlruntime.Reconciler[*v1alpha1.PodSet]{Controller: h.r}.Reconcile(h.t.Context(), crreconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}})
+	return h.env.Reconcile(ns + "/web")
 }
 
 func (h *harness) pods() []*corev1.Pod {
 	h.t.Helper()
-	var list corev1.PodList
-	require.NoError(h.t, h.c.List(h.t.Context(), &list, client.InNamespace(ns)))
-	out := make([]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
-	}
-	return out
+	pods, err := h.env.Pods(ns)
+	require.NoError(h.t, err)
+	return pods
 }
 
-// observe delivers add and delete events for the pods that changed.
+// observe delivers the events of the writes since the last call.
 func (h *harness) observe() {
 	h.t.Helper()
-	now := map[string]*corev1.Pod{}
-	for _, p := range h.pods() {
-		now[p.Name] = p
-		if _, ok := h.seen[p.Name]; !ok {
-			h.r.PodAdded(p)
-		}
-	}
-	for name, p := range h.seen {
-		if _, ok := now[name]; !ok {
-			h.r.PodDeleted(p)
-		}
-	}
-	h.seen = now
+	require.NoError(h.t, h.env.Deliver())
 }
 
 // makeReady marks every pod Running and Ready since readySince.
@@ -477,7 +468,7 @@ func TestInvalidSpecIsTerminalWithItsCondition(t *testing.T) {
 // creates carries them, next to the template's labels.
 func TestPodLabelsAreStamped(t *testing.T) {
 	stamp := map[string]string{"example.com/managed-by": "podset"}
-	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{Clock: fakeclock.New(t0), PodLabels: stamp})
+	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{PodLabels: stamp})
 	_, err := h.reconcile()
 	require.NoError(t, err)
 	pods := h.pods()

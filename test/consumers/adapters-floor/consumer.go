@@ -9,11 +9,9 @@ package consumer
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
@@ -37,22 +35,30 @@ func ClientGo(client kubernetes.Interface, factory informers.SharedInformerFacto
 	return ctrl, nil
 }
 
-// ControllerRuntime builds a controller-runtime reconciler of ReplicaSets
-// as the README's controller-runtime quick start does for its own kind:
-// ctrlruntime.NewConfig over c (reads and writes) and informers
-// (mgr.GetCache() in a manager; nil runs without the consistency gate),
-// with upstream's Describe and Status.
-func ControllerRuntime(c client.Client, informers cache.Informers, scheme *runtime.Scheme) (ctrlruntime.Reconciler[*appsv1.ReplicaSet], error) {
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, scheme, nil)
+// ControllerRuntime builds a controller-runtime controller of ReplicaSets
+// in mgr as the README's controller-runtime quick start does:
+// ctrlruntime.NewConfig from the manager, [NewReplicaSets], then
+// ctrlruntime.Register. The caller starts mgr.
+func ControllerRuntime(mgr manager.Manager) (*reconcile.Controller[*appsv1.ReplicaSet], error) {
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{})
 	if err != nil {
-		return ctrlruntime.Reconciler[*appsv1.ReplicaSet]{}, err
+		return nil, err
 	}
+	ctrl, err := NewReplicaSets(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ctrlruntime.Register(mgr, "replicaset", ctrl, ctrlruntime.Options{}); err != nil {
+		return nil, err
+	}
+	return ctrl, nil
+}
+
+// NewReplicaSets completes an adapter's Config (ctrlruntime.NewConfig's, or
+// ctrlruntimetest's in a test) with upstream's Describe and Status.
+func NewReplicaSets(cfg reconcile.Config[*appsv1.ReplicaSet]) (*reconcile.Controller[*appsv1.ReplicaSet], error) {
 	upstream := reconcile.ReplicaSets()
 	cfg.Describe = upstream.Describe
 	cfg.Status = upstream.Status
-	ctrl, err := reconcile.NewController(cfg)
-	if err != nil {
-		return ctrlruntime.Reconciler[*appsv1.ReplicaSet]{}, err
-	}
-	return ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: ctrl}, nil
+	return reconcile.NewController(cfg)
 }

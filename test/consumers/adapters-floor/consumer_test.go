@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -11,18 +12,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime/ctrlruntimetest"
 )
 
 const ns = "default"
@@ -100,37 +100,40 @@ func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Fatal(msg)
 }
 
-// One reconcile of the controller-runtime reconciler on controller-runtime's
-// fake client creates the missing pods and writes the status. Given a cache
-// as a manager builds it (not started here), NewConfig turns the
-// consistency gate on at both ends of the range.
+// The controller-runtime quick start's controller, on controller-runtime's
+// fake client with its events fed (ctrlruntimetest): a scale-up writes the
+// pods and the status, and a scale-down follows without the clock moving.
+// In a manager (not started here), NewConfig turns the consistency gate on
+// and Register builds the controller, at both ends of the range.
 func TestControllerRuntime(t *testing.T) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	rs := replicaSet(3)
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(rs).WithStatusSubresource(rs).Build()
-	r, err := ControllerRuntime(c, nil, scheme)
+	env, err := ctrlruntimetest.New(NewReplicaSets, ctrlruntimetest.Options{Objects: []client.Object{rs}})
 	require.NoError(t, err)
-
-	_, err = r.Reconcile(t.Context(), crreconcile.Request{NamespacedName: client.ObjectKeyFromObject(rs)})
-	require.NoError(t, err)
+	require.NoError(t, env.Settle())
 	var pods corev1.PodList
-	require.NoError(t, c.List(t.Context(), &pods, client.InNamespace(ns)))
+	require.NoError(t, env.Client.List(t.Context(), &pods, client.InNamespace(ns)))
 	require.Len(t, pods.Items, 3)
 	ownedBy(t, pods.Items, rs)
 	var got appsv1.ReplicaSet
-	require.NoError(t, c.Get(t.Context(), client.ObjectKeyFromObject(rs), &got))
+	require.NoError(t, env.Client.Get(t.Context(), client.ObjectKeyFromObject(rs), &got))
 	assert.Equal(t, int64(1), got.Status.ObservedGeneration, "the status was written")
+	require.NoError(t, env.Client.Patch(t.Context(), rs, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":1}}`))))
+	require.NoError(t, env.Settle())
+	require.NoError(t, env.Client.List(t.Context(), &pods, client.InNamespace(ns)))
+	assert.Len(t, pods.Items, 1)
 
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
 	mapper.Add(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), meta.RESTScopeNamespace)
-	informers, err := cache.New(&rest.Config{Host: "https://127.0.0.1:1"}, cache.Options{Scheme: scheme, Mapper: mapper})
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ctrl.Options{
+		Metrics:        metricsserver.Options{BindAddress: "0"},
+		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
+	})
 	require.NoError(t, err)
-	gated, err := ControllerRuntime(c, informers, scheme)
+	c, err := ControllerRuntime(mgr)
 	require.NoError(t, err)
-	require.NotNil(t, gated.Controller)
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](c, c, informers, scheme, nil)
+	require.NotNil(t, c)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{})
 	require.NoError(t, err)
 	assert.False(t, cfg.Consistency.Disable, "the gate is on")
 	require.NotNil(t, cfg.Cluster.CacheVersions.Pods, "the cache's informers have stores")

@@ -1,0 +1,472 @@
+package ctrlruntimetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/reconcile"
+)
+
+// DefaultStart is the time Env.Clock starts at when Options.Start is zero.
+var DefaultStart = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// MaxReconciles bounds the reconciles of one [Env.Settle]: a controller
+// that is still busy after that many is reported, not looped on.
+const MaxReconciles = 1000
+
+// Options configure [New]. The zero value is an empty fake client over
+// client-go's scheme, with the clock at DefaultStart.
+type Options struct {
+	// Scheme knows pods and the owner type with its list type (e.g. your
+	// CRD's AddToScheme applied to a new scheme). Nil: client-go's scheme,
+	// for built-in owners such as ReplicaSets.
+	Scheme *runtime.Scheme
+	// Objects are in the fake client from the start; the pods and owners
+	// among them are delivered as added before the first reconcile.
+	Objects []client.Object
+	// Interceptor injects faults (controller-runtime's interceptor): it
+	// sees every call below the event feed, so a write it fails makes no
+	// event. Its client argument is the plain fake client.
+	Interceptor interceptor.Funcs
+	// Config tunes the pod client as ctrlruntime.NewConfig's options do
+	// (PodLabels, EventPerBatch); NoCacheVersions changes nothing here.
+	Config ctrlruntime.ConfigOptions
+	// Start is the fake clock's time at New; zero: DefaultStart.
+	Start time.Time
+}
+
+// Env is a Controller for owners of type T on controller-runtime's fake
+// client, with the events a manager's informers would deliver fed to it
+// (see the package documentation). Build it with [New]. Its methods are
+// for the test's goroutine; the Client may also be written from the
+// Controller's (its creates of one batch run concurrently).
+type Env[T reconcile.Object] struct {
+	// Client is the fake client the Controller reads and writes through.
+	// Every write through it that succeeds becomes an event.
+	Client client.WithWatch
+	// Clock is the Controller's clock (Config.Clock). Step it to expire
+	// expectations or reach a RequeueAfter, then call Settle.
+	Clock *clocktesting.FakeClock
+	// Controller is what build returned.
+	Controller *reconcile.Controller[T]
+
+	base   client.WithWatch // the plain fake client, for the feed's reads
+	events *eventLog
+
+	mu       sync.Mutex // guards pending, feedErrs and uids
+	pending  []change
+	feedErrs []error
+	uids     int
+
+	queue  []string             // keys to reconcile now, in order
+	queued map[string]bool      // the keys in queue
+	later  map[string]time.Time // keys to reconcile at a time
+	failed []string             // keys whose last reconcile failed, retried by the next Settle
+}
+
+// change is one write, as the informer event it makes.
+type change struct {
+	old, cur client.Object // nil old: added; nil cur: deleted
+}
+
+// New builds an Env: a fake client holding opts.Objects, the Config of a
+// controller for T over it (as ctrlruntime.NewConfig fills it from a
+// manager: Kind, Cluster; and Clock), and the Controller build returns
+// from that Config (build sets Describe, Status and any tuning, as the
+// code under test does with NewConfig's). It returns build's error.
+func New[T reconcile.Object](build func(reconcile.Config[T]) (*reconcile.Controller[T], error), opts Options) (*Env[T], error) {
+	scheme := opts.Scheme
+	if scheme == nil {
+		scheme = clientgoscheme.Scheme
+	}
+	start := opts.Start
+	if start.IsZero() {
+		start = DefaultStart
+	}
+	owner, err := newOf[T]()
+	if err != nil {
+		return nil, err
+	}
+	// The fake client's builder panics on a status subresource of a kind
+	// the scheme does not know: say so instead.
+	for _, obj := range []runtime.Object{owner, &corev1.Pod{}} {
+		if _, _, err := scheme.ObjectKinds(obj); err != nil {
+			return nil, fmt.Errorf("ctrlruntimetest: New: Options.Scheme: %w", err)
+		}
+	}
+	e := &Env[T]{
+		Clock:  clocktesting.NewFakeClock(start),
+		events: &eventLog{},
+		queued: map[string]bool{},
+		later:  map[string]time.Time{},
+	}
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(opts.Objects...).
+		WithStatusSubresource(owner, &corev1.Pod{}).Build()
+	e.base = base
+	e.Client = interceptor.NewClient(interceptor.NewClient(base, opts.Interceptor), e.feed())
+
+	cfg, err := e.config(owner, scheme, opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	if e.Controller, err = build(cfg); err != nil {
+		return nil, fmt.Errorf("ctrlruntimetest: New: build: %w", err)
+	}
+	if e.Controller == nil {
+		return nil, errors.New("ctrlruntimetest: New: build returned no Controller")
+	}
+	for _, obj := range opts.Objects {
+		cur, err := e.current(obj)
+		if err == nil {
+			e.record(change{cur: cur})
+		}
+	}
+	return e, nil
+}
+
+// config is the Config ctrlruntime.NewConfig would fill, over e.Client.
+func (e *Env[T]) config(owner T, scheme *runtime.Scheme, opts ctrlruntime.ConfigOptions) (reconcile.Config[T], error) {
+	gvks, _, err := scheme.ObjectKinds(owner)
+	if err != nil {
+		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntimetest: New: %w", err)
+	}
+	owners, err := ctrlruntime.NewOwners[T](e.Client, e.Client, scheme)
+	if err != nil {
+		return reconcile.Config[T]{}, err
+	}
+	resource, _ := meta.UnsafeGuessKindToResource(gvks[0])
+	return reconcile.Config[T]{
+		Kind:  gvks[0],
+		Clock: e.Clock,
+		Cluster: reconcile.Cluster[T]{
+			Owners:       owners,
+			Pods:         ctrlruntime.Pods{Reader: e.Client},
+			PodClient:    ctrlruntime.PodControl{Client: e.Client, Recorder: e.events, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch},
+			StatusWriter: ctrlruntime.StatusWriter[T]{Client: e.Client},
+			Resource:     resource.GroupResource(),
+		},
+	}, nil
+}
+
+// Reconcile runs one reconcile of key (namespace/name) through
+// ctrlruntime.Reconciler, as a manager's worker would, and returns its
+// result. It delivers no event: call Deliver (or Settle) for that.
+func (e *Env[T]) Reconcile(key string) (crreconcile.Result, error) {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok {
+		ns, name = "", key
+	}
+	r := ctrlruntime.Reconciler[T]{Controller: e.Controller, Clock: e.Clock}
+	return r.Reconcile(context.Background(), crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+}
+
+// Deliver hands the Controller the events of the writes made since the
+// last delivery, in order, and queues the owners it names. Its error is a
+// write whose result could not be read back (not expected of the fake
+// client).
+func (e *Env[T]) Deliver() error {
+	e.mu.Lock()
+	pending, errs := e.pending, e.feedErrs
+	e.pending, e.feedErrs = nil, nil
+	e.mu.Unlock()
+	for _, ch := range pending {
+		e.enqueue(e.deliver(ch))
+	}
+	return errors.Join(errs...)
+}
+
+// deliver calls the Controller's event method for ch.
+func (e *Env[T]) deliver(ch change) []reconcile.SyncRequest {
+	obj := ch.cur
+	if obj == nil {
+		obj = ch.old
+	}
+	switch obj.(type) {
+	case *corev1.Pod:
+		switch {
+		case ch.old == nil:
+			return e.Controller.PodAdded(ch.cur.(*corev1.Pod))
+		case ch.cur == nil:
+			return e.Controller.PodDeleted(ch.old.(*corev1.Pod))
+		default:
+			return e.Controller.PodUpdated(ch.old.(*corev1.Pod), ch.cur.(*corev1.Pod))
+		}
+	case T:
+		switch {
+		case ch.old == nil:
+			return e.Controller.OwnerAdded(ch.cur.(T))
+		case ch.cur == nil:
+			return e.Controller.OwnerDeleted(ch.old.(T))
+		default:
+			return e.Controller.OwnerUpdated(ch.old.(T), ch.cur.(T))
+		}
+	}
+	return nil
+}
+
+// Enqueue queues key (namespace/name) for the next Settle, as an event
+// that names it would.
+func (e *Env[T]) Enqueue(key string) {
+	e.enqueue([]reconcile.SyncRequest{{Key: key}})
+}
+
+func (e *Env[T]) enqueue(reqs []reconcile.SyncRequest) {
+	for _, r := range reqs {
+		if r.After > 0 {
+			e.after(r.Key, r.After)
+			continue
+		}
+		if !e.queued[r.Key] {
+			e.queued[r.Key] = true
+			e.queue = append(e.queue, r.Key)
+		}
+	}
+}
+
+// after schedules key at Clock's now + d, keeping an earlier schedule.
+func (e *Env[T]) after(key string, d time.Duration) {
+	at := e.Clock.Now().Add(d)
+	if cur, ok := e.later[key]; !ok || at.Before(cur) {
+		e.later[key] = at
+	}
+}
+
+// due queues the scheduled keys whose time has come, in key order.
+func (e *Env[T]) due() {
+	now := e.Clock.Now()
+	var keys []string
+	for key, at := range e.later {
+		if !at.After(now) {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		delete(e.later, key)
+		e.Enqueue(key)
+	}
+}
+
+// Settle delivers the pending events and reconciles the queued owners,
+// one at a time, delivering the events of each reconcile before the next,
+// until nothing is queued: the state a manager reaches once its queue is
+// empty, with the Clock where it is. A reconcile's RequeueAfter is
+// scheduled on the Clock (Step it, then Settle again); a key whose
+// reconcile failed is retried by the next Settle, as a rate-limited retry
+// would be later. It returns the errors of the reconciles that failed
+// (terminal ones included), joined, and an error when MaxReconciles
+// reconciles did not empty the queue.
+func (e *Env[T]) Settle() error {
+	e.enqueue(keysOf(e.failed))
+	e.failed = nil
+	var errs []error
+	for n := 0; ; n++ {
+		if err := e.Deliver(); err != nil {
+			errs = append(errs, err)
+		}
+		e.due()
+		if len(e.queue) == 0 {
+			return errors.Join(errs...)
+		}
+		if n == MaxReconciles {
+			return errors.Join(append(errs, fmt.Errorf("ctrlruntimetest: Settle: still busy after %d reconciles, queued: %v", MaxReconciles, e.queue))...)
+		}
+		key := e.queue[0]
+		e.queue = e.queue[1:]
+		delete(e.queued, key)
+		res, err := e.Reconcile(key)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+			if !errors.Is(err, crreconcile.TerminalError(nil)) {
+				e.failed = append(e.failed, key)
+			}
+			continue
+		}
+		if res.RequeueAfter > 0 {
+			e.after(key, res.RequeueAfter)
+		}
+	}
+}
+
+func keysOf(keys []string) []reconcile.SyncRequest {
+	reqs := make([]reconcile.SyncRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = reconcile.SyncRequest{Key: k}
+	}
+	return reqs
+}
+
+// Pods returns the pods of namespace ("": every namespace) as the fake
+// client holds them, sorted by namespace and name.
+func (e *Env[T]) Pods(namespace string) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := e.base.List(context.Background(), &list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("ctrlruntimetest: Pods: %w", err)
+	}
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return pods, nil
+}
+
+// Events returns the events the Controller's pod client recorded, oldest
+// first, each as "<type> <reason> <message>" (e.g. "Normal
+// SuccessfulCreate Created pod: web-x2x4z").
+func (e *Env[T]) Events() []string {
+	return e.events.all()
+}
+
+// feed returns the interceptor that turns every successful write of a pod
+// or an owner into a change.
+func (e *Env[T]) feed() interceptor.Funcs {
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			e.stamp(obj)
+			if err := c.Create(ctx, obj, opts...); err != nil {
+				return err
+			}
+			e.written(nil, obj)
+			return nil
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			old, _ := e.current(obj)
+			if err := c.Update(ctx, obj, opts...); err != nil {
+				return err
+			}
+			e.written(old, obj)
+			return nil
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			old, _ := e.current(obj)
+			if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			e.written(old, obj)
+			return nil
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			old, _ := e.current(obj)
+			if err := c.Delete(ctx, obj, opts...); err != nil {
+				return err
+			}
+			e.written(old, obj)
+			return nil
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			old, _ := e.current(obj)
+			if err := c.SubResource(sub).Update(ctx, obj, opts...); err != nil {
+				return err
+			}
+			e.written(old, obj)
+			return nil
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			old, _ := e.current(obj)
+			if err := c.SubResource(sub).Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			e.written(old, obj)
+			return nil
+		},
+	}
+}
+
+// stamp gives obj, about to be created, what the API server would: a UID
+// and a creation timestamp, when it has none.
+func (e *Env[T]) stamp(obj client.Object) {
+	if !e.fed(obj) {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if obj.GetUID() == "" {
+		e.uids++
+		obj.SetUID(types.UID(fmt.Sprintf("ctrlruntimetest-uid-%d", e.uids)))
+	}
+	if ts := obj.GetCreationTimestamp(); ts.IsZero() {
+		obj.SetCreationTimestamp(metav1.NewTime(e.Clock.Now()))
+	}
+}
+
+// fed reports whether obj's writes become events: pods and owners.
+func (e *Env[T]) fed(obj client.Object) bool {
+	switch obj.(type) {
+	case *corev1.Pod, T:
+		return true
+	}
+	return false
+}
+
+// current returns the stored copy of obj (nil and an error when there is
+// none, or when obj's writes make no event).
+func (e *Env[T]) current(obj client.Object) (client.Object, error) {
+	if !e.fed(obj) {
+		return nil, errors.New("not fed")
+	}
+	cur := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	if err := e.base.Get(context.Background(), client.ObjectKeyFromObject(obj), cur); err != nil {
+		return nil, err
+	}
+	return cur, nil
+}
+
+// written records the change a successful write of obj made, from old
+// (nil: none before).
+func (e *Env[T]) written(old, obj client.Object) {
+	if !e.fed(obj) {
+		return
+	}
+	cur, err := e.current(obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		if old != nil {
+			e.record(change{old: old})
+		}
+	case err != nil:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.feedErrs = append(e.feedErrs, fmt.Errorf("ctrlruntimetest: reading back %T %s: %w", obj, client.ObjectKeyFromObject(obj), err))
+	default:
+		e.record(change{old: old, cur: cur})
+	}
+}
+
+func (e *Env[T]) record(ch change) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pending = append(e.pending, ch)
+}
+
+// newOf returns a new empty T (a pointer type).
+func newOf[T reconcile.Object]() (T, error) {
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer {
+		var zero T
+		return zero, fmt.Errorf("ctrlruntimetest: %v is not a pointer type", typ)
+	}
+	return reflect.New(typ.Elem()).Interface().(T), nil
+}
