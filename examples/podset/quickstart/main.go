@@ -1,6 +1,7 @@
-// Command quickstart runs a ReplicaSet controller built on reconcilekit
-// under a controller-runtime manager. kube-controller-manager runs one too:
-// try it where that one is off (--controllers=*,-replicaset-controller).
+// Command quickstart runs a ReplicaSet controller built on reconcilekit in a
+// controller-runtime manager (turn kube-controller-manager's off first:
+// --controllers=*,-replicaset-controller). For your own kind, write your own
+// Describe and Status.
 package main
 
 import (
@@ -30,18 +31,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	err = mgr.Start(ctrl.SetupSignalHandler())
-	if err != nil {
-		log.Fatal(err)
-	}
+	log.Fatal(mgr.Start(ctrl.SetupSignalHandler()))
 }
 
-// newController adds to the adapter's Config what a ReplicaSet asks for
-// (Describe) and what its status is (Status): upstream's rules here; your
-// own functions for your own kind.
+// newController adds what a ReplicaSet asks for and what its status is.
 func newController(cfg reconcile.Config[*appsv1.ReplicaSet]) (*reconcile.Controller[*appsv1.ReplicaSet], error) {
-	upstream := reconcile.ReplicaSets()
-	cfg.Describe = upstream.Describe
-	cfg.Status = upstream.Status
+	cfg.Describe = reconcile.ReplicaSets().Describe
+	cfg.Status = reconcile.ReplicaSets().Status
 	return reconcile.NewController(cfg)
 }
