@@ -1,7 +1,5 @@
-// Command quickstart runs a ReplicaSet controller built on reconcilekit in a
-// controller-runtime manager (turn kube-controller-manager's off first:
-// --controllers=*,-replicaset-controller). For your own kind, write your own
-// Describe and Status.
+// Command quickstart runs a ReplicaSet controller in a controller-runtime manager
+// (turn kube-controller-manager's off: --controllers=*,-replicaset-controller).
 package main
 
 import (
