@@ -11,8 +11,8 @@
 //	ctrl, err := reconcile.NewController(cfg)
 //
 // and the adapters' workers hand the Collector every sync's result:
-// clientgo.Worker's Metrics field, or controller-runtime's reconciler
-// (package ctrlruntime, which also registers it in controller-runtime's
+// clientgo.Worker's Metrics field, or ctrlruntime.Options' Metrics field
+// (ctrlruntime.Register also registers it in controller-runtime's
 // registry). The package's clientGo example wires a whole client-go
 // controller.
 //
