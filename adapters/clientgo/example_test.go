@@ -61,7 +61,7 @@ func ExampleUnwrap() {
 }
 
 // The consistency gate over client-go informers: the stores' versions and
-// sync state go into Config.CacheVersions (ReplicaSets does this itself). A
+// sync state go into Config.Cluster.CacheVersions (ReplicaSets does this itself). A
 // sync then waits while a store is older than the controller's own writes,
 // and does nothing before both informers have synced.
 func ExampleCacheVersions() {

@@ -27,10 +27,12 @@ type ConfigOptions struct {
 	// batch instead of one per pod ([PodControl].EventPerBatch).
 	EventPerBatch bool
 	// NoCacheVersions leaves Cluster.CacheVersions zero and sets
-	// Consistency.Disable: no consistency gate (as upstream before v1.36)
-	// and no Expectations.Exact. It is for a manager cache whose informers
-	// expose no store (one restricted to namespaces), on which NewConfig
-	// fails otherwise.
+	// Consistency.Disable: no consistency gate (as upstream before v1.36),
+	// no Expectations.Exact, and no Synced refusal of the Controller's own
+	// the controller Register builds still waits for its watches'
+	// caches before its first reconcile). It is for a manager cache whose
+	// informers expose no store (one restricted to namespaces), on which
+	// NewConfig fails otherwise.
 	NoCacheVersions bool
 }
 
