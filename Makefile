@@ -140,8 +140,9 @@ release: ## check the tree for VERSION (clean, CHANGELOG section, go.mod files, 
 # modules with the working tree, then the copy, less the replace lines, is
 # written back (docs/development.md#tidy).
 TIDY_DIR      := .cache/tidy
-tidy: ## go mod tidy in the root, adapters and examples modules (the last two through a temporary replace)
-	cd . && GOWORK=off $(GO) mod tidy
+tidy: ## go mod tidy in the root, adapters, examples and hack/release modules (adapters and examples through a temporary replace)
+	GOWORK=off $(GO) mod tidy
+	cd hack/release && $(GO) mod tidy
 	@mkdir -p $(TIDY_DIR)
 	@for m in adapters examples; do echo "go mod tidy ($$m)"; \
 		reps="-replace=github.com/reconcilekit/reconcilekit=../"; drops="-dropreplace=github.com/reconcilekit/reconcilekit"; \
