@@ -55,7 +55,7 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all help test check fmt-check vet vet386 vulncheck staticcheck api-check api-baseline release tidy unit bench fuzz soak scenarios demo lines rbac compat controlplane e2e-test demo-cluster conformance-test conformance operator-test bench-upstream figures compare
+.PHONY: all help test check fmt-check vet vet386 vulncheck staticcheck api-check api-baseline release tidy gomod unit bench fuzz soak scenarios demo lines rbac compat controlplane e2e-test demo-cluster conformance-test conformance operator-test bench-upstream figures compare
 
 all: test ## the same as make test (the default target)
 
@@ -134,25 +134,39 @@ release: ## check the tree for VERSION (clean, CHANGELOG section, go.mod files, 
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=v0.1.0"; exit 2; }
 	@$(RELEASE) check -apidiff '$(APIDIFF)' -version $(VERSION)
 
-# go mod tidy ignores go.work, and the adapters and examples require the
-# root module (and the adapters) at a version that may not be published
-# yet: they are tidied through a copy of their go.mod that replaces those
-# modules with the working tree, then the copy, less the replace lines, is
-# written back (docs/development.md#tidy).
+# go mod tidy and go get do not resolve through go.work's replace, and the
+# adapters and examples require the root module (and the adapters) at a
+# version that may not be published yet: in them, both run through a copy
+# of their go.mod that replaces those modules with the working tree (with
+# GOWORK=off), and the copy, less the replace lines, is written back
+# (docs/development.md#modules-and-workspaces). M is adapters or examples,
+# GOMOD the go command's arguments, e.g.
+#   make gomod M=adapters GOMOD='get k8s.io/client-go@v0.33.1'
 TIDY_DIR      := .cache/tidy
+M             ?=
+GOMOD         ?= mod tidy
+define with-replace
+	@case "$(1)" in adapters|examples) ;; *) echo "M must be adapters or examples"; exit 2;; esac
+	@mkdir -p $(TIDY_DIR)
+	@echo "go $(2) ($(1), through $(TIDY_DIR)/$(1).mod)"
+	@m=$(1); reps="-replace=github.com/reconcilekit/reconcilekit=../"; drops="-dropreplace=github.com/reconcilekit/reconcilekit"; \
+	if [ $$m = examples ]; then reps="$$reps -replace=github.com/reconcilekit/reconcilekit/adapters=../adapters"; \
+		drops="$$drops -dropreplace=github.com/reconcilekit/reconcilekit/adapters"; fi; \
+	cp $$m/go.mod $(TIDY_DIR)/$$m.mod && cp $$m/go.sum $(TIDY_DIR)/$$m.sum && \
+	(cd $$m && export GOWORK=off && $(GO) mod edit -modfile=../$(TIDY_DIR)/$$m.mod $$reps && \
+		GOFLAGS=-modfile=../$(TIDY_DIR)/$$m.mod $(GO) $(2) && \
+		$(GO) mod edit -modfile=../$(TIDY_DIR)/$$m.mod $$drops) && \
+	cp $(TIDY_DIR)/$$m.mod $$m/go.mod && cp $(TIDY_DIR)/$$m.sum $$m/go.sum
+endef
+
 tidy: ## go mod tidy in the root, adapters, examples and hack/release modules (adapters and examples through a temporary replace)
 	GOWORK=off $(GO) mod tidy
 	cd hack/release && $(GO) mod tidy
-	@mkdir -p $(TIDY_DIR)
-	@for m in adapters examples; do echo "go mod tidy ($$m)"; \
-		reps="-replace=github.com/reconcilekit/reconcilekit=../"; drops="-dropreplace=github.com/reconcilekit/reconcilekit"; \
-		if [ $$m = examples ]; then reps="$$reps -replace=github.com/reconcilekit/reconcilekit/adapters=../adapters"; \
-			drops="$$drops -dropreplace=github.com/reconcilekit/reconcilekit/adapters"; fi; \
-		cp $$m/go.mod $(TIDY_DIR)/$$m.mod && cp $$m/go.sum $(TIDY_DIR)/$$m.sum && \
-		(cd $$m && export GOWORK=off && $(GO) mod edit -modfile=../$(TIDY_DIR)/$$m.mod $$reps && \
-			$(GO) mod tidy -modfile=../$(TIDY_DIR)/$$m.mod && \
-			$(GO) mod edit -modfile=../$(TIDY_DIR)/$$m.mod $$drops) && \
-		cp $(TIDY_DIR)/$$m.mod $$m/go.mod && cp $(TIDY_DIR)/$$m.sum $$m/go.sum || exit 1; done
+	$(call with-replace,adapters,mod tidy)
+	$(call with-replace,examples,mod tidy)
+
+gomod: ## go GOMOD (default: mod tidy) in module M (adapters or examples) through a temporary replace, e.g. GOMOD='get k8s.io/utils@…'
+	$(call with-replace,$(M),$(GOMOD))
 
 bench: ## the root module's benchmarks (BENCHTIME each)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
