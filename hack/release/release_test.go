@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -101,7 +102,7 @@ func TestInstallFromFileProxy(t *testing.T) {
 	if err := os.MkdirAll(modDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) {
+	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(goTool, args[1:]...)
 		cmd.Dir = modDir
@@ -120,6 +121,7 @@ func TestInstallFromFileProxy(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		t.Logf("%s\n%s", strings.Join(args, " "), out)
+		return string(out)
 	}
 	run("go", "mod", "init", "example.com/quickstart")
 
@@ -172,7 +174,13 @@ func TestInstallFromFileProxy(t *testing.T) {
 		}
 	}
 	run("go", "vet", "./...")
-	run("go", "test", "-race", "-count=1", "./...")
+	out := run("go", "test", "-race", "-count=1", "./...")
+	// Each quick start must have run tests, not only compiled.
+	for _, q := range b.Quickstarts {
+		if !regexp.MustCompile(`(?m)^ok\s+example\.com/quickstart/` + regexp.QuoteMeta(q.Name) + `\s`).MatchString(out) {
+			t.Errorf("quick start %s ran no test (mark a _test.go block for it):\n%s", q.Name, out)
+		}
+	}
 }
 
 // goEnv reads the machine's GOPROXY and GOMODCACHE.
