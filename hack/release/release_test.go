@@ -3,6 +3,8 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,7 +78,8 @@ func releaseVersion(t *testing.T, b readmeBlocks) string {
 // exactly (go get both modules, go mod tidy), then vets the module and
 // runs the quick starts' tests (-race). Other modules come from the
 // machine's module cache (read as a file proxy) or the machine's proxy;
-// the checksum database is not asked about ours (GONOSUMDB). The module
+// the checksum database is not asked about ours (GONOSUMDB) and its
+// answers the machine has cached are copied in. The module
 // cache is a temporary one, so that the test's v0.1.0 never lands in the
 // machine's; -trimpath lets the build cache serve the dependencies' builds
 // from one run to the next all the same.
@@ -98,6 +101,13 @@ func TestInstallFromFileProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := goEnv(t, goTool)
+	// The checksum database's answers the machine has cached (tiles,
+	// lookups): the go command then asks it over the network only for
+	// what the machine never fetched.
+	modCache := filepath.Join(tmp, "modcache")
+	if err := copyTree(filepath.Join(env["GOMODCACHE"], "cache", "download", "sumdb"), filepath.Join(modCache, "cache", "download", "sumdb")); err != nil {
+		t.Fatal(err)
+	}
 	modDir := filepath.Join(tmp, "quickstart")
 	if err := os.MkdirAll(modDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -110,7 +120,7 @@ func TestInstallFromFileProxy(t *testing.T) {
 			"GOWORK=off",
 			"GOTOOLCHAIN=local",
 			"GOFLAGS=-modcacherw -trimpath",
-			"GOMODCACHE="+filepath.Join(tmp, "modcache"),
+			"GOMODCACHE="+modCache,
 			"GOPROXY="+strings.Join([]string{fileURL(proxy), fileURL(filepath.Join(env["GOMODCACHE"], "cache", "download")), env["GOPROXY"]}, ","),
 			"GONOSUMDB="+rootModule,
 			"GOPRIVATE=",
@@ -195,6 +205,36 @@ func goEnv(t *testing.T, goTool string) map[string]string {
 		t.Fatalf("go env GOPROXY GOMODCACHE: %q", out)
 	}
 	return map[string]string{"GOPROXY": lines[0], "GOMODCACHE": lines[1]}
+}
+
+// copyTree copies the regular files under src to dst; a missing src
+// copies nothing.
+func copyTree(src, dst string) error {
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 func fileURL(dir string) string {
