@@ -76,7 +76,8 @@ func releaseVersion(t *testing.T, b readmeBlocks) string {
 // README installs, and in a fresh module with no replace line and no
 // workspace pastes README's quick starts, runs README's install lines
 // exactly (go get both modules, go mod tidy), then vets the module and
-// runs the quick starts' tests (-race). Other modules come from the
+// runs the quick starts' tests (-race); last, it go installs the two
+// examples at that version. Other modules come from the
 // machine's module cache (read as a file proxy) or the machine's proxy;
 // the checksum database is not asked about ours (GONOSUMDB) and its
 // answers the machine has cached are copied in. The module
@@ -117,6 +118,7 @@ func TestInstallFromFileProxy(t *testing.T) {
 		cmd := exec.Command(goTool, args[1:]...)
 		cmd.Dir = modDir
 		cmd.Env = append(os.Environ(),
+			"GOBIN="+filepath.Join(tmp, "bin"),
 			"GOWORK=off",
 			"GOTOOLCHAIN=local",
 			"GOFLAGS=-modcacherw -trimpath",
@@ -191,6 +193,9 @@ func TestInstallFromFileProxy(t *testing.T) {
 			t.Errorf("quick start %s ran no test (mark a _test.go block for it):\n%s", q.Name, out)
 		}
 	}
+	// The examples are tagged too: go install PKG@VERSION, which refuses a
+	// module with replace directives, builds both from the proxy.
+	run("go", "install", rootModule+"/examples/replicaset@"+version, rootModule+"/examples/podset@"+version)
 }
 
 // goEnv reads the machine's GOPROXY and GOMODCACHE.
