@@ -13,7 +13,12 @@ GO            ?= go
 GOTOOLCHAIN   ?= go1.27.3
 export GOTOOLCHAIN
 STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-MODULES       := . $(wildcard adapters) $(wildcard examples) test/controlplane
+# Modules and workspaces (docs/development.md#modules-and-workspaces): the
+# root go.work joins the root module and adapters (at their floors),
+# examples/go.work joins those two and the examples; every other module has
+# a go.work of its own. The adapters and examples require the root module
+# by version, never with replace; go.work maps that version onto the tree.
+MODULES       := . $(wildcard adapters) $(wildcard examples) test/controlplane hack/release
 # Modules whose tests start real control planes: run by e2e-test, not unit.
 E2E_MODULES   := test/controlplane
 E2E_TIMEOUT   ?= 20m
@@ -50,7 +55,7 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all help test fmt-check vet vet386 vulncheck staticcheck unit bench fuzz soak scenarios demo lines rbac compat controlplane e2e-test demo-cluster conformance-test conformance operator-test bench-upstream figures compare
+.PHONY: all help test check fmt-check vet vet386 vulncheck staticcheck api-check api-baseline release tidy gomod unit bench fuzz soak scenarios demo lines rbac compat controlplane e2e-test demo-cluster conformance-test conformance operator-test bench-upstream figures compare
 
 all: test ## the same as make test (the default target)
 
@@ -61,7 +66,12 @@ help: ## this list: every target, one line each
 		sed -n 's/^\([a-z][a-z0-9-]*\):.*## \(.*\)$$/  make \1|\2/p' | \
 		awk -F'|' '{ printf "%-24s %s\n", $$1, $$2 }'
 
-test: fmt-check vet vet386 staticcheck vulncheck unit compat conformance-test e2e-test ## what CI runs: fmt-check vet vet386 staticcheck vulncheck unit compat conformance-test e2e-test
+test: fmt-check vet vet386 staticcheck vulncheck api-check unit compat conformance-test e2e-test ## what CI runs: fmt-check vet vet386 staticcheck vulncheck api-check unit compat conformance-test e2e-test
+
+# The inner loop: make test without the real control plane (e2e-test), the
+# differential tests against k8s.io/kubernetes (conformance-test) and the
+# supported ranges (compat). Its warm cost is in docs/development.md.
+check: fmt-check vet vet386 staticcheck vulncheck api-check unit ## make test without e2e-test, conformance-test and compat: the fast inner loop (≤ 3 min warm)
 
 fmt-check: ## gofmt check of every Go file, and a help line on every target
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -69,7 +79,7 @@ fmt-check: ## gofmt check of every Go file, and a help line on every target
 	@out=$$(grep -E '$(HELP_TARGET_RE)' $(firstword $(MAKEFILE_LIST)) | grep -v '## ' | cut -d: -f1); \
 	if [ -n "$$out" ]; then echo "make help: these targets have no '## ' help comment on their line:"; echo "$$out"; exit 1; fi
 
-vet: ## go vet in every module (root, adapters, examples, test/controlplane, test/conformance, test/operators/kuberay)
+vet: ## go vet in every module (root, adapters, examples, test/controlplane, hack/release, test/conformance, test/operators/kuberay)
 	@for m in $(MODULES) $(CONFORMANCE_DIR) $(OPERATOR_DIR); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 # govulncheck, pinned, against a pinned copy of the Go vulnerability database
@@ -96,8 +106,67 @@ vet386: ## GOARCH=386 go vet in the library's modules (root, adapters, examples)
 staticcheck: ## staticcheck (pinned) in every module
 	@for m in $(MODULES) $(CONFORMANCE_DIR) $(OPERATOR_DIR); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
-unit: ## go test -race in the root, adapters and examples modules
+unit: ## go test -race in the root, adapters, examples and hack/release modules (the last installs README's modules from a file proxy)
 	@for m in $(filter-out $(E2E_MODULES),$(MODULES)); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+
+# The release tooling (hack/release, a module of its own). apidiff, pinned,
+# compares the API of the library's modules (root, adapters) with the
+# baseline stored under hack/release/api/VERSION (export data written by
+# apidiff -m -w). api-check fails on an incompatible change since the newest
+# baseline unless CHANGELOG.md's "## Unreleased" section names it as
+# package.Name (e.g. reconcile.Config.Gate; a removed package by its path,
+# adapters/metrics). make release VERSION=v… checks a clean tree, a
+# "## v…" section in CHANGELOG.md, the published go.mod files (no replace),
+# that the API is the one stored for that version, and prints the git tag
+# and git push commands; it pushes nothing.
+APIDIFF       := $(GO) run golang.org/x/exp/cmd/apidiff@v0.0.0-20261113113407-e3970619a1a4
+RELEASE       := $(GO) run -C hack/release .
+API_VERSION   ?= v0.1.0
+VERSION       ?=
+
+api-check: ## apidiff (pinned) of the root and adapters APIs against the newest baseline; CHANGELOG must name incompatible changes
+	@$(RELEASE) api-check -apidiff '$(APIDIFF)'
+
+api-baseline: ## write the API baseline hack/release/api/API_VERSION (default v0.1.0) from the working tree
+	$(RELEASE) api-baseline -apidiff '$(APIDIFF)' -version $(API_VERSION)
+
+release: ## check the tree for VERSION (clean, CHANGELOG section, go.mod files, API baseline) and print the tags to push; pushes nothing
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=v0.1.0"; exit 2; }
+	@$(RELEASE) check -apidiff '$(APIDIFF)' -version $(VERSION)
+
+# go mod tidy and go get do not resolve through go.work's replace, and the
+# adapters and examples require the root module (and the adapters) at a
+# version that may not be published yet: in them, both run through a copy
+# of their go.mod that replaces those modules with the working tree (with
+# GOWORK=off), and the copy, less the replace lines, is written back
+# (docs/development.md#modules-and-workspaces). M is adapters or examples,
+# GOMOD the go command's arguments, e.g.
+#   make gomod M=adapters GOMOD='get k8s.io/client-go@v0.33.1'
+TIDY_DIR      := .cache/tidy
+M             ?=
+GOMOD         ?= mod tidy
+define with-replace
+	@case "$(1)" in adapters|examples) ;; *) echo "M must be adapters or examples"; exit 2;; esac
+	@mkdir -p $(TIDY_DIR)
+	@echo "go $(2) ($(1), through $(TIDY_DIR)/$(1).mod)"
+	@m=$(1); reps="-replace=github.com/reconcilekit/reconcilekit=../"; drops="-dropreplace=github.com/reconcilekit/reconcilekit"; \
+	if [ $$m = examples ]; then reps="$$reps -replace=github.com/reconcilekit/reconcilekit/adapters=../adapters"; \
+		drops="$$drops -dropreplace=github.com/reconcilekit/reconcilekit/adapters"; fi; \
+	cp $$m/go.mod $(TIDY_DIR)/$$m.mod && cp $$m/go.sum $(TIDY_DIR)/$$m.sum && \
+	(cd $$m && export GOWORK=off && $(GO) mod edit -modfile=../$(TIDY_DIR)/$$m.mod $$reps && \
+		GOFLAGS=-modfile=../$(TIDY_DIR)/$$m.mod $(GO) $(2) && \
+		$(GO) mod edit -modfile=../$(TIDY_DIR)/$$m.mod $$drops) && \
+	cp $(TIDY_DIR)/$$m.mod $$m/go.mod && cp $(TIDY_DIR)/$$m.sum $$m/go.sum
+endef
+
+tidy: ## go mod tidy in the root, adapters, examples and hack/release modules (adapters and examples through a temporary replace)
+	GOWORK=off $(GO) mod tidy
+	cd hack/release && $(GO) mod tidy
+	$(call with-replace,adapters,mod tidy)
+	$(call with-replace,examples,mod tidy)
+
+gomod: ## go GOMOD (default: mod tidy) in module M (adapters or examples) through a temporary replace, e.g. GOMOD='get k8s.io/utils@…'
+	$(call with-replace,$(M),$(GOMOD))
 
 bench: ## the root module's benchmarks (BENCHTIME each)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
@@ -165,27 +234,29 @@ compat: $(COMPAT_MOD) $(ADAPTERS_COMPAT_MOD) ## the supported ranges: root and a
 		(cd $$m && $(GO) mod tidy -diff && $(GO) build ./... && $(GO) vet ./... && \
 		$(GO) test -race $(COMPATFLAGS) ./...) || exit 1; done
 	@echo "go test -race at k8s.io $(NEWEST_K8S) (root module, $(COMPAT_MOD))"
-	@$(GO) test -race $(COMPATFLAGS) -modfile=$(COMPAT_MOD) ./...
+	@GOWORK=off $(GO) test -race $(COMPATFLAGS) -modfile=$(COMPAT_MOD) ./...
 	@echo "go vet, go test -race at client-go $(NEWEST_K8S), controller-runtime $(NEWEST_CTRL_RUNTIME) (adapters, $(ADAPTERS_COMPAT_MOD))"
-	@cd adapters && $(GO) vet -modfile=../$(ADAPTERS_COMPAT_MOD) ./... && \
+	@cd adapters && export GOWORK=off && $(GO) vet -modfile=../$(ADAPTERS_COMPAT_MOD) ./... && \
 		$(GO) test -race $(COMPATFLAGS) -modfile=../$(ADAPTERS_COMPAT_MOD) ./...
 
 $(COMPAT_MOD): go.mod go.sum
 	@mkdir -p $(@D)
 	cp go.mod $@
 	cp go.sum $(@:.mod=.sum)
-	$(GO) get -modfile=$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S)
-	$(GO) mod tidy -modfile=$@
+	GOWORK=off $(GO) get -modfile=$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S)
+	GOWORK=off $(GO) mod tidy -modfile=$@
 
-# The adapters' go.mod replaces the root module with ../, whose go.mod
-# takes part in the version selection: it is a prerequisite too.
+# The adapters require the root module by version; the generated go.mod
+# replaces it with ../ (go.work does not apply with -modfile), so the
+# root's go.mod takes part in the version selection: a prerequisite too.
 $(ADAPTERS_COMPAT_MOD): adapters/go.mod adapters/go.sum go.mod
 	@mkdir -p $(@D)
 	cp adapters/go.mod $@
 	cp adapters/go.sum $(@:.mod=.sum)
-	cd adapters && $(GO) get -modfile=../$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S) \
+	cd adapters && GOWORK=off $(GO) mod edit -modfile=../$@ -replace=github.com/reconcilekit/reconcilekit=../
+	cd adapters && GOWORK=off $(GO) get -modfile=../$@ k8s.io/api@$(NEWEST_K8S) k8s.io/apimachinery@$(NEWEST_K8S) \
 		k8s.io/client-go@$(NEWEST_K8S) sigs.k8s.io/controller-runtime@$(NEWEST_CTRL_RUNTIME)
-	cd adapters && $(GO) mod tidy -modfile=../$@
+	cd adapters && GOWORK=off $(GO) mod tidy -modfile=../$@
 
 # Builds the five binaries once into .cache/controlplane/bin (a no-op when cached);
 # without network and a cold module cache it fails, and e2e-test then skips outside CI.

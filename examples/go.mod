@@ -2,16 +2,11 @@ module github.com/reconcilekit/reconcilekit/examples
 
 go 1.26.0
 
-replace (
-	github.com/reconcilekit/reconcilekit => ../
-	github.com/reconcilekit/reconcilekit/adapters => ../adapters
-)
-
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/prometheus/client_golang v1.24.0
-	github.com/reconcilekit/reconcilekit v0.0.0-00010101000000-000000000000
-	github.com/reconcilekit/reconcilekit/adapters v0.0.0-00010101000000-000000000000
+	github.com/reconcilekit/reconcilekit v0.1.0
+	github.com/reconcilekit/reconcilekit/adapters v0.1.0
 	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
