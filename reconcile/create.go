@@ -82,6 +82,7 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 		failures []error
 		failed   []int    // indices to lower: failed, then never attempted
 		retry    []string // names of creates that may have happened unseen
+		again    []string // those of them already retried this round
 	)
 	calls := 0
 	for i := range results {
@@ -91,11 +92,14 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 			out.Skipped++
 			failed = append(failed, i)
 			if i < out.Retried {
-				retry = append(retry, out.Names[i]) // still uncertain
+				again = append(again, out.Names[i]) // still uncertain
 			}
 			continue
 		case createdOK:
 			out.Created = append(out.Created, r.pod)
+			if i < out.Retried {
+				m.retriedMade(o.Key, r.pod)
+			}
 		case namespaceTerminating:
 			out.NamespaceTerminating++
 		case alreadyExisted:
@@ -103,7 +107,11 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 		case createFailed:
 			out.CreateFailed++
 			failed = append(failed, i)
-			if out.Names != nil && !apierrors.IsAlreadyExists(r.err) {
+			switch {
+			case out.Names == nil || apierrors.IsAlreadyExists(r.err):
+			case i < out.Retried:
+				again = append(again, out.Names[i])
+			default:
 				retry = append(retry, out.Names[i])
 			}
 			if !r.panicked {
@@ -123,7 +131,7 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 			tracker.CreationObserved(o.Key)
 		}
 	}
-	m.keepUncertain(o.Key, retry)
+	m.keepUncertain(o.Key, retry, again)
 	if out.NamespaceTerminating > 0 {
 		// Counted as done, yet no pod and no event will follow: the
 		// cache passing our writes must not resolve the round as a missed

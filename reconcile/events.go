@@ -24,7 +24,9 @@ type SyncRequest struct {
 // whose controller ownerRef resolves to an owner (kind Config.Kind.Kind,
 // same name and UID in the cache, R-12.7) counts as that owner's creation
 // (by pod key for tracked creations, by count otherwise) and enqueues the
-// owner. An orphan never lowers expectations; it enqueues every owner of
+// owner; under tracked creations, the add of an earlier pod under a name a
+// retried create has made again (its first create's response was lost and
+// it was deleted since) counts for nothing. An orphan never lowers expectations; it enqueues every owner of
 // its namespace whose selector matches its labels. A nil pod yields nothing;
 // the pod is never modified.
 func (c *Controller[T]) PodAdded(pod *corev1.Pod) []SyncRequest {
@@ -41,8 +43,10 @@ func (c *Controller[T]) PodAdded(pod *corev1.Pod) []SyncRequest {
 		if !ok {
 			return nil
 		}
-		c.tracker.CreationObservedKey(key, PodKey(pod))
-		c.manager.observed(key, pod)
+		if !c.manager.earlierIncarnation(key, pod) {
+			c.tracker.CreationObservedKey(key, PodKey(pod))
+			c.manager.observed(key, pod)
+		}
 		return []SyncRequest{{Key: key}}
 	}
 	return c.orphan(pod)

@@ -2,11 +2,13 @@ package reconcile
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
@@ -56,12 +58,12 @@ func (m *Manager) podNames(o *Owner, n int, active []*corev1.Pod) (names []strin
 		name := ""
 		for attempt := 0; ; attempt++ {
 			if attempt == nameAttempts {
-				m.keepUncertain(o.Key, names[:retried])
+				m.keepUncertain(o.Key, nil, names[:retried])
 				return nil, 0, fmt.Errorf("reconcile: owner %s: NameGenerator returned %d duplicate names in a row (last %q)", o.Key, nameAttempts, name)
 			}
 			name = gen(prefix)
 			if name == "" {
-				m.keepUncertain(o.Key, names[:retried])
+				m.keepUncertain(o.Key, nil, names[:retried])
 				return nil, 0, fmt.Errorf("reconcile: owner %s: NameGenerator returned an empty name", o.Key)
 			}
 			if _, dup := seen[name]; !dup {
@@ -100,39 +102,102 @@ func (m *Manager) takeUncertain(o *Owner, n int, active []*corev1.Pod) []string 
 			keep = append(keep, name)
 		}
 	}
-	if len(keep) == 0 {
-		delete(m.uncertain, o.Key)
-	} else {
-		m.uncertain[o.Key] = uncertainNames{names: keep, at: m.uncertain[o.Key].at}
-	}
+	u := m.uncertain[o.Key]
+	u.names = keep
+	m.setUncertain(o.Key, u)
 	return take
 }
 
 // keepUncertain remembers names of o's creates that failed in a way that may
-// hide a success, to be retried under the same names. At most the burst of
-// names is kept per owner; older ones are dropped first.
-func (m *Manager) keepUncertain(key string, names []string) {
-	if len(names) == 0 {
+// hide a success, to be retried under the same names: fresh ones, and
+// retried ones, which a create may have been sent under twice. At most the
+// burst of names is kept per owner; older ones are dropped first.
+func (m *Manager) keepUncertain(key string, fresh, retried []string) {
+	if len(fresh)+len(retried) == 0 {
+		return
+	}
+	names := append(slices.Clip(retried), fresh...)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepUncertain()
+	u := m.uncertain[key]
+	all := append(slices.Clip(u.names), names...)
+	if over := len(all) - m.burst(); over > 0 {
+		all = all[over:]
+	}
+	resent := make(map[string]bool, len(retried))
+	for _, name := range all {
+		if u.resent[name] || slices.Contains(retried, name) {
+			resent[name] = true
+		}
+	}
+	u.names, u.resent, u.at = all, resent, m.now()
+	m.setUncertain(key, u)
+}
+
+// uncertainNames are an owner's failed creates' names, those of them a
+// create may have been sent under more than once, the UIDs of the pods
+// that retries under such names made, and when the last name was kept.
+type uncertainNames struct {
+	names  []string
+	resent map[string]bool
+	made   map[string]types.UID // pod name → the UID its retried create returned
+	at     time.Time
+}
+
+// setUncertain stores u for key, or drops the entry when it holds nothing.
+// m.mu is held.
+func (m *Manager) setUncertain(key string, u uncertainNames) {
+	if len(u.names) == 0 && len(u.made) == 0 {
+		delete(m.uncertain, key)
+		return
+	}
+	if m.uncertain == nil {
+		m.uncertain = make(map[string]uncertainNames)
+	}
+	m.uncertain[key] = u
+}
+
+// retriedMade records that a retried create under pod's name made pod: until
+// pod's own add event arrives, an add event of another pod of that name is
+// an earlier create's, whose response was lost and which was deleted since
+// (the retry found the name free), and must not settle the retried key.
+func (m *Manager) retriedMade(key string, pod *corev1.Pod) {
+	if pod == nil || pod.UID == "" {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sweepUncertain()
-	if m.uncertain == nil {
-		m.uncertain = make(map[string]uncertainNames)
+	u := m.uncertain[key]
+	made := make(map[string]types.UID, len(u.made)+1)
+	maps.Copy(made, u.made)
+	made[pod.Name] = pod.UID
+	u.made = made
+	if u.at.IsZero() {
+		u.at = m.now()
 	}
-	all := append(slices.Clip(m.uncertain[key].names), names...)
-	if over := len(all) - m.burst(); over > 0 {
-		all = all[over:]
-	}
-	m.uncertain[key] = uncertainNames{names: all, at: m.now()}
+	m.setUncertain(key, u)
 }
 
-// uncertainNames are an owner's failed creates' names and when the last of
-// them was kept.
-type uncertainNames struct {
-	names []string
-	at    time.Time
+// earlierIncarnation reports whether an add event of pod is an earlier
+// create's under a name a retry has reused (see retriedMade); the add of
+// the retry's own pod ends the watch for that name.
+func (m *Manager) earlierIncarnation(key string, pod *corev1.Pod) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := m.uncertain[key]
+	uid, ok := u.made[pod.Name]
+	if !ok {
+		return false
+	}
+	if uid != pod.UID {
+		return true
+	}
+	made := maps.Clone(u.made)
+	delete(made, pod.Name)
+	u.made = made
+	m.setUncertain(key, u)
+	return false
 }
 
 // uncertainNamesTTL is how long a Manager keeps the names of an owner's
@@ -187,19 +252,18 @@ func (m *Manager) observed(key string, pod *corev1.Pod) {
 	defer m.mu.Unlock()
 	u := m.uncertain[key]
 	i := slices.Index(u.names, pod.Name)
-	if i < 0 {
+	if i < 0 || u.resent[pod.Name] {
+		// A name sent twice: the event may be the first pod's, which a
+		// retry found gone and made anew under the same name.
 		return
 	}
-	if u.names = slices.Delete(slices.Clone(u.names), i, i+1); len(u.names) == 0 {
-		delete(m.uncertain, key)
-	} else {
-		m.uncertain[key] = u
-	}
+	u.names = slices.Delete(slices.Clone(u.names), i, i+1)
+	m.setUncertain(key, u)
 }
 
 // hasUncertain reports whether the Manager remembers names for key.
 func (m *Manager) hasUncertain(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.uncertain[key].names) > 0
+	return len(m.uncertain[key].names)+len(m.uncertain[key].made) > 0
 }

@@ -364,3 +364,36 @@ func TestUncertainNamesExpire(t *testing.T) {
 		})
 	}
 }
+
+// A retried name can belong to two pods: the first create's, whose
+// response was lost and which was deleted since, and the retry's. The
+// first pod's late add event must not settle the retried key, or the next
+// sync, not seeing the retry's pod yet, creates one more (found by
+// TestSimLateAndDuplicateEvents); the retry's own add does.
+func TestRetriedNameIgnoresTheEarlierPodsAdd(t *testing.T) {
+	rs := recRS(1)
+	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+		cfg.SetTrackCreations(true)
+		cfg.SetNameGenerator(recSeqNames())
+	})
+	c.control.CreateErr = func(_ context.Context, _ *corev1.Pod, call int) error {
+		if call == 0 {
+			return apierrors.NewTimeoutError("response lost", 1) // web-0 was made, as uid-first
+		}
+		return nil
+	}
+	_, err := c.Sync(t.Context(), "default/web")
+	require.Error(t, err)
+	// web-0 (uid-first) is deleted behind the controller's back before its
+	// events arrive; the retry makes web-0 again (uid-web-0).
+	res, err := c.Sync(t.Context(), "default/web")
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Outcome.Retried)
+	require.Len(t, res.Outcome.Created, 1)
+
+	first := podtest.New("web-0", podtest.ControlledBy(rs, "ReplicaSet", "apps/v1"), podtest.UID("uid-first"))
+	c.PodAdded(first)
+	assert.False(t, c.Tracker().Satisfied("default/web"), "the earlier pod's add settles nothing")
+	c.PodAdded(res.Outcome.Created[0])
+	assert.True(t, c.Tracker().Satisfied("default/web"), "the retry's own add does")
+}

@@ -16,14 +16,28 @@ import (
 
 // markdownFiles are the Markdown files whose code blocks must be excerpts of
 // compiled files, relative to the repository root.
-var markdownFiles = []string{"adapters/README.md", "examples/README.md"}
+var markdownFiles = []string{"README.md", "adapters/README.md", "examples/README.md"}
+
+// quickstartDirs are where the repository keeps each quick start whose
+// files README.md and adapters/README.md show whole, marked
+// <!-- quickstart: NAME FILE.go --> (hack/release pastes those blocks into
+// an empty module and runs them): a block so marked must be that file,
+// byte for byte, so that the examples' tests run what the READMEs show.
+var quickstartDirs = map[string]string{
+	"client-go":          "examples/replicaset/quickstart",
+	"controller-runtime": "examples/podset/quickstart",
+}
 
 // pendingPackages are package directories whose doc comments are not checked
 // yet, with the reason. Keep it empty.
 var pendingPackages = map[string]string{}
 
-// marker names the file a Markdown block is cut from.
-var marker = regexp.MustCompile(`^<!-- from: (\S+\.go) -->$`)
+// marker names the file a Markdown block is cut from; quickstartMarker the
+// quick start and file a block is, whole.
+var (
+	marker           = regexp.MustCompile(`^<!-- from: (\S+\.go) -->$`)
+	quickstartMarker = regexp.MustCompile(`^<!-- quickstart: ([a-z0-9-]+) (\S+\.go) -->$`)
+)
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -43,6 +57,7 @@ type fence struct {
 	line   int    // 1-based line of the opening fence
 	lang   string // the info string: "go", "sh", "" …
 	marker string // the file named by the marker line above it, if any
+	whole  string // the repository file it must equal (a quick start's), if any
 	text   string // the block's lines, each ending in "\n"
 }
 
@@ -62,6 +77,12 @@ func fences(src string) []fence {
 			}
 			if m := marker.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil {
 				f.marker = m[1]
+			}
+			if m := quickstartMarker.FindStringSubmatch(strings.TrimSpace(lines[j])); m != nil {
+				f.whole = quickstartDirs[m[1]] + "/" + m[2]
+				if quickstartDirs[m[1]] == "" {
+					f.whole = "unknown quick start " + m[1]
+				}
 			}
 			break
 		}
@@ -149,6 +170,16 @@ func TestMarkdownBlocksAreCompiledExcerpts(t *testing.T) {
 				t.Errorf("%s:%d: an untagged block parses as Go: tag it ```go and mark the file it comes from", md, f.line)
 			case f.lang != "go":
 				continue
+			case f.whole != "":
+				file, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.whole)))
+				switch {
+				case err != nil:
+					t.Errorf("%s:%d: quick start block: %v", md, f.line, err)
+				case string(file) != f.text:
+					t.Errorf("%s:%d: the quick start block differs from %s: paste the whole file again", md, f.line, f.whole)
+				default:
+					checked++
+				}
 			case f.marker == "":
 				t.Errorf("%s:%d: a ```go block needs a marker line above it naming the compiled file it is cut from, <!-- from: path/to/file.go -->", md, f.line)
 			default:

@@ -40,16 +40,36 @@ func repo(t *testing.T) string {
 
 func readme(t *testing.T, repo string) readmeBlocks {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var all readmeBlocks
+	for _, name := range readmeFiles {
+		text, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := parseReadme(string(text))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name != readmeFiles[0] && b.Install != nil {
+			t.Fatalf("%s: only %s has the install lines", name, readmeFiles[0])
+		}
+		if name == readmeFiles[0] {
+			all.Install = b.Install
+		}
+		for _, q := range b.Quickstarts {
+			if slices.ContainsFunc(all.Quickstarts, func(o quickstartFile) bool { return o.Name == q.Name && o.File == q.File }) {
+				t.Fatalf("%s: a second block for quick start %s file %s", name, q.Name, q.File)
+			}
+			all.Quickstarts = append(all.Quickstarts, q)
+		}
 	}
-	b, err := parseReadme(string(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return all
 }
+
+// readmeFiles hold the marked blocks: the install lines and the
+// controller-runtime quick start in README.md, the client-go quick start in
+// adapters/README.md (the root README has room for one).
+var readmeFiles = []string{"README.md", "adapters/README.md"}
 
 // releaseVersion is the version README's install lines name: one version
 // for the root and adapters modules, both of which they must install.
