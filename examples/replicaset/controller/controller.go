@@ -60,7 +60,7 @@ type Options struct {
 	// ); false: one per pod, as upstream.
 	EventPerBatch bool
 	// Metrics, if set, receives the controller's metrics (package
-	// adapters/metrics: syncs, pod creates and deletes, expectations, and
+	// adapters/telemetry: syncs, pod creates and deletes, expectations, and
 	// upstream's replicaset_controller_stale_sync_skips_total and
 	// replicaset_controller_sorting_deletion_age_ratio) and its workqueue's
 	// (workqueue_*, name "replicaset"). Nil: no metrics.

@@ -42,7 +42,7 @@
 // retried until it changes.
 //
 // The controller reports every sync through [Options.OnSync], its metrics
-// through [Options.Metrics] (package adapters/metrics and client-go's
+// through [Options.Metrics] (package adapters/telemetry and client-go's
 // workqueue metrics), and logs through klog's contextual logger
 // (klog.FromContext of Run's context, package adapters/clientgo's Worker):
 // invalid ReplicaSet specs, expired expectations and failed syncs at the
