@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -169,10 +168,10 @@ func (m *Manager) retriedMade(key string, pod *corev1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u := m.uncertain[key]
-	made := make(map[string]types.UID, len(u.made)+1)
-	maps.Copy(made, u.made)
-	made[pod.Name] = pod.UID
-	u.made = made
+	if u.made == nil {
+		u.made = make(map[string]types.UID)
+	}
+	u.made[pod.Name] = pod.UID
 	if u.at.IsZero() {
 		u.at = m.now()
 	}
@@ -193,9 +192,7 @@ func (m *Manager) earlierIncarnation(key string, pod *corev1.Pod) bool {
 	if uid != pod.UID {
 		return true
 	}
-	made := maps.Clone(u.made)
-	delete(made, pod.Name)
-	u.made = made
+	delete(u.made, pod.Name)
 	m.setUncertain(key, u)
 	return false
 }

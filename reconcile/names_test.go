@@ -397,3 +397,32 @@ func TestRetriedNameIgnoresTheEarlierPodsAdd(t *testing.T) {
 	c.PodAdded(res.Outcome.Created[0])
 	assert.True(t, c.Tracker().Satisfied("default/web"), "the retry's own add does")
 }
+
+// When the retry's response is lost too, its pod's UID is unknown: the
+// earlier pod's late add event then settles the key, but the name, sent
+// twice, stays to be retried, so that the next sync, not seeing the
+// retry's pod yet, meets AlreadyExists on it rather than making a new pod.
+func TestNameSentTwiceStaysUncertain(t *testing.T) {
+	rs := recRS(1)
+	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+		cfg.SetTrackCreations(true)
+		cfg.SetNameGenerator(recSeqNames())
+	})
+	c.control.CreateErr = func(_ context.Context, _ *corev1.Pod, call int) error {
+		if call < 2 {
+			return apierrors.NewTimeoutError("response lost", 1) // web-0 made twice, each response lost
+		}
+		return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, "web-0")
+	}
+	_, err := c.Sync(t.Context(), "default/web")
+	require.Error(t, err)
+	res, err := c.Sync(t.Context(), "default/web")
+	require.Error(t, err)
+	require.Equal(t, []string{"web-0"}, res.Outcome.Names)
+
+	c.PodAdded(podtest.New("web-0", podtest.ControlledBy(rs, "ReplicaSet", "apps/v1"), podtest.UID("uid-first")))
+	res, err = c.Sync(t.Context(), "default/web")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"web-0"}, res.Outcome.Names, "retried, not a fresh name")
+	assert.Equal(t, 1, res.Outcome.AlreadyExisted)
+}
