@@ -208,7 +208,8 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
 	fs.BoolVar(&c.bindNodes, "bind-nodes", false, "-owners > 1: every owner's pod template names a kwok node (the owners in turn over the nodes) and kube-scheduler does not run, for fleets larger than kube-scheduler can bind on the machine within the phase timeout (the pods then become Ready at the pace of the controllers and kwok alone)")
 	fs.StringVar(&c.profile.dir, "profile", "", "write a CPU profile of each contender's controller during the first scale-up, and a heap profile once it converged, into this directory (one file of each per run; go tool pprof -top reads them)")
-	fs.IntVar(&c.profile.seconds, "profile-seconds", 30, "-profile: seconds of each profile, from the start of the scale-up")
+	fs.IntVar(&c.profile.seconds, "profile-seconds", 30, "-profile: seconds of each CPU profile, from the start of its phase")
+	fs.StringVar(&c.profile.phase, "profile-phase", "scale-up", "-profile: the phase whose CPU is profiled: scale-up, or replace (the pods deleted behind the controller's back and replaced)")
 	only := fs.String("contenders", "", "comma-separated contenders to run, by key or index (see the list above; default kcm,kcm-nogate,clientgo,clientgo-exact with -owners 1, kcm,clientgo,podset with more, kcm,clientgo,clientgo-nofence with the high-availability faults; clientgo-nofence only with those)")
 	fs.IntVar(&c.crowd.pods, "unrelated", 0, "pods owned by something else (a ConfigMap; label role=unrelated, in namespace "+unrelatedNamespace+", bound to nodes of their own) created before each run's contender starts: a crowded cluster")
 	fs.Float64Var(&c.crowd.failed, "unrelated-failed", 0.25, "-unrelated: the share of them Failed (the rest Running and Ready)")
@@ -250,6 +251,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if c.profile.dir != "" {
 		if c.profile.seconds < 1 {
 			return errors.New("controlplane: compare: want -profile-seconds ≥ 1")
+		}
+		if c.profile.phase != "scale-up" && c.profile.phase != "replace" {
+			return fmt.Errorf("controlplane: compare: -profile-phase %q: want scale-up or replace", c.profile.phase)
 		}
 		if err := os.MkdirAll(c.profile.dir, 0o755); err != nil {
 			return fmt.Errorf("controlplane: compare: -profile: %w", err)
@@ -603,6 +607,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	if c.fleet() {
 		scaleUp = 1
 	}
+	cpuPhase := c.profile.cpuPhase(phases, scaleUp)
 	for i, ph := range phases {
 		stats0 := proxy.Stats()
 		before, err := cp.Audit()
@@ -616,6 +621,16 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		api0, err := procCPU(apiPID)
 		if err != nil {
 			return res, fmt.Errorf("kube-apiserver: %w", err)
+		}
+		if i == cpuPhase && c.pprofPort != 0 {
+			path := profilePath(c.profile.dir, "cpu", label)
+			profiles.Go(func() {
+				if err := fetchCPUProfile(ctx, cp, k, c.pprofPort, c.profile.seconds, path); err != nil {
+					fmt.Fprintf(os.Stderr, "compare: %s: -profile: %v\n", label, err)
+					return
+				}
+				fmt.Fprintf(os.Stderr, "compare: %s: CPU profile of %s written to %s\n", label, ph.name, path)
+			})
 		}
 		adds := 0
 		w.resetAdds() // before the action: its replacements may come at once
@@ -659,16 +674,6 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			if i == scaleUp && c.fault == "informer-lag" {
 				lagging.Go(func() { lagScenario(lagCtx, dyn, kind, proxy, ns, names[0], c.lag, c.touch) })
 			}
-		}
-		if i == scaleUp && c.pprofPort != 0 {
-			path := profilePath(c.profile.dir, "cpu", label)
-			profiles.Go(func() {
-				if err := fetchCPUProfile(ctx, cp, k, c.pprofPort, c.profile.seconds, path); err != nil {
-					fmt.Fprintf(os.Stderr, "compare: %s: -profile: %v\n", label, err)
-					return
-				}
-				fmt.Fprintf(os.Stderr, "compare: %s: CPU profile of %s written to %s\n", label, ph.name, path)
-			})
 		}
 		timeout := c.phaseTimeout
 		if i == scaleUp && c.fault == "informer-lag" {

@@ -64,3 +64,25 @@ func TestPprofArgs(t *testing.T) {
 		t.Errorf("PodSet with the flag: %q, %t", args, ok)
 	}
 }
+
+func TestProfileCPUPhase(t *testing.T) {
+	fleet := workload{owners: 3, pods: 2, final: 1, disrupt: 1}.phases()
+	single := workload{owners: 1, pods: 2, final: 1, disrupt: 1}.phases()
+	for _, tc := range []struct {
+		phase   string
+		phases  []phase
+		scaleUp int
+		want    int
+	}{
+		{"scale-up", fleet, 1, 1},
+		{"replace", fleet, 1, 2},
+		{"scale-up", single, 0, 0},
+		{"replace", single, 0, 1},
+		{"replace", single[:1], 0, -1},
+	} {
+		got := profiling{phase: tc.phase}.cpuPhase(tc.phases, tc.scaleUp)
+		if got != tc.want {
+			t.Errorf("-profile-phase %s over %d phases: cpuPhase = %d, want %d", tc.phase, len(tc.phases), got, tc.want)
+		}
+	}
+}

@@ -25,6 +25,22 @@ import (
 type profiling struct {
 	dir     string // "": no profiles
 	seconds int    // length of each profile
+	phase   string // whose CPU is profiled: "scale-up" or "replace"
+}
+
+// cpuPhase returns the index in phases of the phase whose CPU -profile-phase
+// asks for: scaleUp, or the first phase that deletes pods behind the
+// controller's back with "replace"; -1 when there is none.
+func (p profiling) cpuPhase(phases []phase, scaleUp int) int {
+	if p.phase != "replace" {
+		return scaleUp
+	}
+	for i, ph := range phases {
+		if ph.disrupt > 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // pprofArgs returns the flags that make k's program serve its profiles on
