@@ -80,17 +80,18 @@ func MaxRestarts(p *corev1.Pod) (regular, sidecar int32) {
 	}
 	for i := range p.Status.InitContainerStatuses {
 		s := &p.Status.InitContainerStatuses[i]
-		if s.RestartCount > sidecar && isSidecar(p, s.Name) {
+		if s.RestartCount > sidecar && IsSidecar(p, s.Name) {
 			sidecar = s.RestartCount
 		}
 	}
 	return regular, sidecar
 }
 
-// isSidecar reports whether any init container named name restarts Always.
+// IsSidecar reports whether any init container of p named name restarts
+// Always: whether it is a native sidecar.
 // It scans linearly: pods declare a handful of init containers, so a set
 // would cost an allocation for nothing.
-func isSidecar(p *corev1.Pod, name string) bool {
+func IsSidecar(p *corev1.Pod, name string) bool {
 	for i := range p.Spec.InitContainers {
 		c := &p.Spec.InitContainers[i]
 		if c.Name == name && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
