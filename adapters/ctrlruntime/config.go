@@ -100,7 +100,7 @@ func newConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 		Kind: gvks[0],
 		Cluster: reconcile.Cluster[T]{
 			Owners:       owners,
-			Pods:         Pods{Reader: c},
+			Pods:         Pods{Reader: c, index: &podIndex{informers: informers}},
 			PodClient:    PodControl{Client: c, Recorder: recorder, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch},
 			StatusWriter: StatusWriter[T]{Client: c},
 			Resource:     resource,

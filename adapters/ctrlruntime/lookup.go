@@ -146,9 +146,13 @@ func (o Owners[T]) items(list client.ObjectList) ([]T, error) {
 // (in a manager: mgr.GetClient(), the cache). Reader is required. It is
 // safe for concurrent use. The pods are not deep-copied
 // (client.UnsafeDisableDeepCopy): they share memory with the cache and must
-// not be modified, which reconcile never does.
+// not be modified, which reconcile never does. The Pods that [NewConfig]
+// builds also reads the manager's pod index directly, without the copy of
+// every pod listed that the reader makes; the answers are the same.
 type Pods struct {
 	Reader client.Reader
+
+	index *podIndex // set by NewConfig; nil: through Reader only
 }
 
 var _ reconcile.PodsByController = Pods{}
@@ -168,8 +172,12 @@ func (p Pods) List(namespace string) ([]*corev1.Pod, error) {
 // [Register] adds it), else List filtered (a cost proportional to the
 // namespace's pods).
 func (p Pods) ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error) {
+	keys := podops.OwnedKeys(namespace, kind, name, uid)
+	if pods, ok := p.index.byKeys(namespace, keys[:]); ok {
+		return pods, nil
+	}
 	var out []*corev1.Pod
-	for _, key := range podops.OwnedKeys(namespace, kind, name, uid) {
+	for _, key := range keys {
 		var list corev1.PodList
 		err := p.Reader.List(context.Background(), &list, client.InNamespace(namespace),
 			client.MatchingFields{PodControllerField: key}, client.UnsafeDisableDeepCopy)
