@@ -76,9 +76,8 @@ func addIndex(ctx context.Context, c cache.Cache, obj client.Object, field strin
 	if err != nil {
 		return fmt.Errorf("ctrlruntime: AddIndexes: the informer of %T: %w", obj, err)
 	}
-	if ix, ok := inf.(interface{ GetIndexer() toolscache.Indexer }); ok {
-		// controller-runtime names a field index "field:" + the field.
-		if _, exists := ix.GetIndexer().GetIndexers()["field:"+field]; exists {
+	if ix, ok := indexerOf(inf); ok {
+		if _, exists := ix.GetIndexers()[fieldIndexName(field)]; exists {
 			return nil
 		}
 	}
@@ -86,6 +85,23 @@ func addIndex(ctx context.Context, c cache.Cache, obj client.Object, field strin
 		return fmt.Errorf("ctrlruntime: AddIndexes: indexing %T by %s: %w", obj, field, err)
 	}
 	return nil
+}
+
+// indexerOf returns the client-go store behind inf: a manager's cache over
+// all namespaces (or one) hands out client-go informers; a multi-namespace
+// cache does not, and ok is false.
+func indexerOf(inf cache.Informer) (toolscache.Indexer, bool) {
+	withIndexer, ok := inf.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, false
+	}
+	return withIndexer.GetIndexer(), true
+}
+
+// fieldIndexName is the name controller-runtime gives, in the informer's
+// store, to the index it registers for field.
+func fieldIndexName(field string) string {
+	return "field:" + field
 }
 
 // missingIndex reports whether err is a reader's answer to a list by a

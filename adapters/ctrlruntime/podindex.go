@@ -30,10 +30,6 @@ type podIndex struct {
 	found     atomic.Pointer[toolscache.Indexer]
 }
 
-// podIndexName is controller-runtime's name of the field index on
-// PodControllerField.
-const podIndexName = "field:" + PodControllerField
-
 // byKeys returns the pods indexed under each of keys in namespace, and
 // whether the index could be read.
 func (x *podIndex) byKeys(namespace string, keys []string) ([]*corev1.Pod, bool) {
@@ -43,7 +39,7 @@ func (x *podIndex) byKeys(namespace string, keys []string) ([]*corev1.Pod, bool)
 	}
 	var out []*corev1.Pod
 	for _, key := range keys {
-		items, err := ix.ByIndex(podIndexName, namespacedKey(namespace, key))
+		items, err := ix.ByIndex(fieldIndexName(PodControllerField), namespacedKey(namespace, key))
 		if err != nil {
 			return nil, false
 		}
@@ -70,12 +66,8 @@ func (x *podIndex) indexer() toolscache.Indexer {
 	if err != nil {
 		return nil
 	}
-	withIndexer, ok := inf.(interface{ GetIndexer() toolscache.Indexer })
-	if !ok {
-		return nil
-	}
-	ix := withIndexer.GetIndexer()
-	if !keysLaidOut(ix.GetIndexers()[podIndexName]) {
+	ix, ok := indexerOf(inf)
+	if !ok || !keysLaidOut(ix.GetIndexers()[fieldIndexName(PodControllerField)]) {
 		return nil
 	}
 	x.found.Store(&ix)

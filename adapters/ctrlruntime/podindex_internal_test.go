@@ -39,7 +39,9 @@ func storeOf(t *testing.T, c cache.Cache) toolscache.Indexer {
 	t.Helper()
 	inf, err := c.GetInformer(t.Context(), &corev1.Pod{}, cache.BlockUntilSynced(false))
 	require.NoError(t, err)
-	return inf.(interface{ GetIndexer() toolscache.Indexer }).GetIndexer()
+	ix, ok := indexerOf(inf)
+	require.True(t, ok, "a client-go informer")
+	return ix
 }
 
 func indexPods() []*corev1.Pod {
