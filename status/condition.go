@@ -26,6 +26,18 @@ const (
 	// count already matched the desired count. Upstream leaves the reason
 	// empty in that case, which metav1.Condition validation rejects.
 	ReconcileError = "ReconcileError"
+	// InvalidSpec is the reason when the owner's spec fails validation
+	// (reconcile.Owner.Validate): nothing was created or deleted.
+	InvalidSpec = "InvalidSpec"
+	// CreatedPodsNotSelected is the reason when pods the controller created
+	// do not match the owner's selector as the API server returned them (a
+	// stamp the selector excludes, a mutating webhook rewriting labels):
+	// the controller stopped creating pods.
+	CreatedPodsNotSelected = "CreatedPodsNotSelected"
+	// CreatedPodsNotObserved is the reason when pods the controller created
+	// never appear in its pod cache (a cache filter the created pods do
+	// not meet): the controller stopped creating pods.
+	CreatedPodsNotObserved = "CreatedPodsNotObserved"
 )
 
 // failureReason returns upstream's reason for a new ReplicaFailure condition
@@ -60,8 +72,8 @@ func replicaSetConditions(old []appsv1.ReplicaSetCondition, manageErr error, rea
 		return append(out, appsv1.ReplicaSetCondition{
 			Type:               ReplicaFailure,
 			Status:             corev1.ConditionTrue,
-			Reason:             reason,
-			Message:            manageErr.Error(),
+			Reason:             conditionReason(manageErr, reason),
+			Message:            conditionMessage(manageErr),
 			LastTransitionTime: metav1.NewTime(now),
 		})
 	case manageErr == nil && had:
@@ -91,9 +103,27 @@ func replicaSetConditions(old []appsv1.ReplicaSetCondition, manageErr error, rea
 // without manageErr every ReplicaFailure condition is removed (out is nil
 // when none remains). Other conditions keep their order, and an unchanged
 // list keeps its nil or empty form. It never modifies conds; out shares no
-// memory with it. The message is used verbatim: shorten messages beyond
-// metav1.Condition's 32768 bytes first. Details and the differences from
-// upstream (the reason at diff == 0): docs/design/status-rules.md.
+// memory with it.
+//
+// An error that names its reason gives it: when the first error of
+// manageErr's tree (as [errors.As] walks it, through %w wrapping and
+// [errors.Join]) with a method ConditionReason() string returns a valid
+// condition reason (a letter, then letters, digits, '_', ',' or ':', not
+// ending in ',' or ':'; at most 1024 bytes), that is the reason, whatever
+// diff; otherwise the reason is chosen by diff as above. The reconcile
+// package's errors do this, naming [InvalidSpec],
+// [CreatedPodsNotSelected] or [CreatedPodsNotObserved].
+//
+// Beyond upstream: messages over 4096 bytes are summarized; upstream
+// writes them whole, which a metav1.Condition cannot hold (32,768 bytes
+// at most), so the API server would refuse the status write. A joined
+// error (the first one of manageErr's %w chain with Unwrap() []error)
+// of more than three errors becomes the text before its first error, the
+// first three errors' texts separated by "; " and " … and N more errors";
+// any message still over 4096 bytes is cut on a rune boundary and ends
+// with " … (truncated)". Messages of at most 4096 bytes are verbatim.
+// Details and the other difference from upstream (the reason at
+// diff == 0): docs/design/status-rules.md.
 func SetReplicaFailure(conds []metav1.Condition, manageErr error, diff int, generation int64, now time.Time) (out []metav1.Condition, changed bool) {
 	had := meta.FindStatusCondition(conds, ReplicaFailure) != nil
 	switch {
@@ -113,8 +143,8 @@ func SetReplicaFailure(conds []metav1.Condition, manageErr error, diff int, gene
 			Status:             metav1.ConditionTrue,
 			ObservedGeneration: generation,
 			LastTransitionTime: metav1.NewTime(now),
-			Reason:             reason,
-			Message:            manageErr.Error(),
+			Reason:             conditionReason(manageErr, reason),
+			Message:            conditionMessage(manageErr),
 		}), true
 	case manageErr == nil && had:
 		// RemoveStatusCondition builds a new slice and leaves conds' backing

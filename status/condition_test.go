@@ -22,6 +22,11 @@ func TestConstants(t *testing.T) {
 	assert.Equal(t, string(appsv1.ReplicaSetReplicaFailure), status.ReplicaFailure)
 	assert.Equal(t, "FailedCreate", status.FailedCreate)
 	assert.Equal(t, "FailedDelete", status.FailedDelete)
+	// the reasons beyond upstream's.
+	assert.Equal(t, "ReconcileError", status.ReconcileError)
+	assert.Equal(t, "InvalidSpec", status.InvalidSpec)
+	assert.Equal(t, "CreatedPodsNotSelected", status.CreatedPodsNotSelected)
+	assert.Equal(t, "CreatedPodsNotObserved", status.CreatedPodsNotObserved)
 }
 
 func crdCond(typ, reason string, gen int64, at time.Time) metav1.Condition {
