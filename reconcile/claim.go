@@ -125,7 +125,9 @@ func (cl *claimer[T]) claimPods(ctx context.Context, all []*corev1.Pod) (claim, 
 		case err != nil:
 			errs = append(errs, err)
 		default:
-			out.active = append(out.active, pod)
+			// The pod as adopted, with its controller reference: a delete
+			// in this sync records its event against the owner.
+			out.active = append(out.active, adopted)
 			out.adopted = append(out.adopted, adopted)
 		}
 	}

@@ -232,6 +232,14 @@ func TestClaimAdoptedPodsCount(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.Managed)
 	assert.Equal(t, []string{"default/a", "default/orphan"}, recKeys(res.Active))
+	// Active holds the adopted pod as the patcher returned it, with the
+	// controller reference, not the orphan as listed.
+	require.Len(t, res.Adopted, 1)
+	assert.Same(t, res.Adopted[0], res.Active[1])
+	if ref := metav1.GetControllerOf(res.Active[1]); assert.NotNil(t, ref) {
+		assert.Equal(t, rs.UID, ref.UID)
+	}
+	assert.Equal(t, "42", res.Active[1].ResourceVersion)
 	snap, ok := c.Tracker().Snapshot("default/web")
 	require.True(t, ok)
 	assert.Equal(t, "42", snap.WriteRV)

@@ -139,13 +139,22 @@ func (o RankingOptions) podrank(now time.Time) podrank.Options {
 // timeout of expectations.DefaultTTL per round.
 type ExpectationOptions struct {
 	// TTL is how long a round of pending expectations blocks before it
-	// counts as satisfied. <= 0 means expectations.DefaultTTL (5 minutes).
+	// counts as satisfied. 0 means expectations.DefaultTTL (5 minutes);
+	// NewController rejects a negative TTL and one above MaxExpiry.
 	TTL time.Duration
 	// CreationExpiry and DeletionExpiry time each kind of pending
-	// expectation apart (expectations.Options; ). The zero Expiry
-	// leaves the kind to TTL (and to Exact's evidence).
-	CreationExpiry expectations.Expiry
-	DeletionExpiry expectations.Expiry
+	// expectation apart: pending creations (deletions) stop
+	// blocking once they are older than the duration, whatever Exact's
+	// evidence says (expectations.ExpireAfter). Zero leaves the kind to TTL
+	// (and to Exact's evidence). A negative duration, or one above
+	// MaxExpiry, is rejected by NewController: a Controller never calls
+	// Tracker.Observe, so a kind that waited forever would stall an owner
+	// after one lost event, and one that never waited would create again
+	// before the cache can show the pods. (The Expiry modes, ExpireNever
+	// and ExpireNow included, remain for standalone Trackers, through
+	// expectations.Options.)
+	CreationExpiry time.Duration
+	DeletionExpiry time.Duration
 	// Exact turns on reconcilekit's exact expectations (beyond upstream):
 	// creations tracked by pod key, a failed create's name retried first,
 	// and a round decided from the pod cache's version
@@ -155,8 +164,9 @@ type ExpectationOptions struct {
 	Exact bool
 	// SafetyLimit bounds, under Exact, how long a round waits for a pod
 	// cache that is behind the controller's own writes
-	// (expectations.Options.SafetyLimit). <= 0 means
-	// expectations.DefaultSafetyLimit.
+	// (expectations.Options.SafetyLimit). 0 means
+	// expectations.DefaultSafetyLimit; NewController rejects a negative
+	// SafetyLimit and one above MaxExpiry.
 	SafetyLimit time.Duration
 	// Hooks are the Tracker's notifications, for metrics. The zero Hooks
 	// call nothing.
@@ -249,7 +259,46 @@ func (c *Config[T]) validateOptIns() error {
 		return errors.New("reconcile: NewController: Config.Expectations.Exact without Config.Cluster.CacheVersions.Pods: the evidence is the pod cache's version " +
 			"(the adapters set it; clientgo.CacheVersions or ctrlruntime.CacheVersions otherwise)")
 	}
+	return c.Expectations.validate()
+}
+
+// MaxExpiry is the longest duration [ExpectationOptions] accepts for TTL,
+// CreationExpiry, DeletionExpiry and SafetyLimit: an owner whose pod event
+// was lost waits at most that long before its next round. Upstream's one
+// timeout is 5 minutes.
+const MaxExpiry = time.Hour
+
+// validate rejects the durations that would stall an owner or never let
+// its creations be seen, saying what to use instead.
+func (e *ExpectationOptions) validate() error {
+	durations := []struct {
+		name string
+		d    time.Duration
+		zero string
+	}{
+		{"TTL", e.TTL, "expectations.DefaultTTL, 5m"},
+		{"CreationExpiry", e.CreationExpiry, "the TTL"},
+		{"DeletionExpiry", e.DeletionExpiry, "the TTL"},
+		{"SafetyLimit", e.SafetyLimit, "expectations.DefaultSafetyLimit"},
+	}
+	for _, f := range durations {
+		switch {
+		case f.d < 0:
+			return fmt.Errorf("reconcile: NewController: Config.Expectations.%s is %v: a pending expectation that never waits lets the next sync create again before the cache shows the pods; use a positive duration, or 0 for %s", f.name, f.d, f.zero)
+		case f.d > MaxExpiry:
+			return fmt.Errorf("reconcile: NewController: Config.Expectations.%s is %v, above MaxExpiry (%v): one lost pod event would stall the owner that long; use at most %v, or 0 for %s", f.name, f.d, MaxExpiry, MaxExpiry, f.zero)
+		}
+	}
 	return nil
+}
+
+// expiryOf is the expectations.Expiry of a per-kind duration: zero
+// inherits the TTL.
+func expiryOf(d time.Duration) expectations.Expiry {
+	if d == 0 {
+		return expectations.Expiry{}
+	}
+	return expectations.ExpireAfter(d)
 }
 
 // trackerOptions returns the expectations.Options of the Controller's
@@ -261,8 +310,8 @@ func (c *Config[T]) trackerOptions(gate *expectations.Gate) expectations.Options
 		Clock:          c.Clock,
 		SafetyLimit:    e.SafetyLimit,
 		Gate:           gate,
-		CreationExpiry: e.CreationExpiry,
-		DeletionExpiry: e.DeletionExpiry,
+		CreationExpiry: expiryOf(e.CreationExpiry),
+		DeletionExpiry: expiryOf(e.DeletionExpiry),
 		Hooks:          e.Hooks,
 	}
 	if e.Exact {

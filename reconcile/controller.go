@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
@@ -23,6 +24,9 @@ type Controller[T Object] struct {
 	tracker *expectations.Tracker
 	gate    *expectations.Gate // the Tracker's Options.Gate
 	manager *Manager
+	breaker breaker // the creation breaker and the pods that left the cache
+	// noLiveReads is set once the PodGetter answered errors.ErrUnsupported.
+	noLiveReads atomic.Bool
 
 	mu    sync.Mutex
 	known map[string]struct{}   // owner keys with any state in tracker or manager
@@ -106,7 +110,7 @@ func (c *Controller[T]) Len() int {
 	c.mu.Unlock()
 	n := 0
 	for _, k := range keys {
-		if _, _, ok := c.tracker.Pending(k); ok || c.hasWrites(k) || c.manager.hasUncertain(k) {
+		if _, _, ok := c.tracker.Pending(k); ok || c.hasWrites(k) || c.manager.hasUncertain(k) || c.breaker.has(k) {
 			n++
 		}
 	}
@@ -141,6 +145,7 @@ func (c *Controller[T]) remember(key string) {
 func (c *Controller[T]) forget(key string) {
 	c.tracker.Delete(key)
 	c.manager.Forget(key)
+	c.breaker.forget(key)
 	keep := c.hasWrites(key)
 	c.mu.Lock()
 	delete(c.marks, key)

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/panics"
@@ -23,6 +25,7 @@ const (
 	alreadyExisted // a retried name met AlreadyExists
 	createFailed   // includes a panicking call
 	createFenced   // refused by Manager.Fence: not made
+	notSelected    // made, but the owner's selector does not match it: deleted again
 )
 
 // createResult is written by the goroutine of create i only; it is read
@@ -39,6 +42,11 @@ type createResult struct {
 // errCreatePanicked stops the slow start after a PodControl panic; the
 // panic itself is re-raised by createPods.
 var errCreatePanicked = errors.New("reconcile: CreatePod panicked")
+
+// errNotSelected stops the slow start after a create returned a pod the
+// owner's selector does not match; createPods reports it as a
+// [stoppedError].
+var errNotSelected = errors.New("reconcile: created pod not selected")
 
 // createPods expects n creations for o and makes them in slow-start
 // batches.
@@ -68,10 +76,11 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 	results := make([]createResult, n)
 	var panicked panics.Set
 	gate := fenceGate{fence: m.Fence, key: o.Key}
+	check := createdPodCheck(o)
 	_, runErr := slowstart.Run(ctx, n, m.SlowStart, func(ctx context.Context, i int) (err error) {
 		r := &results[i]
 		r.state = createFailed // until the call returns normally
-		if !panicked.Call(i, func() { err = m.createOne(ctx, o, out.Names, i < out.Retried, i, r, &gate) }) {
+		if !panicked.Call(i, func() { err = m.createOne(ctx, o, out.Names, i < out.Retried, i, r, &gate, check) }) {
 			r.panicked = true
 			return errCreatePanicked
 		}
@@ -99,6 +108,12 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 			out.Created = append(out.Created, r.pod)
 			if i < out.Retried {
 				m.retriedMade(o.Key, r.pod)
+			}
+		case notSelected:
+			out.NotSelected = append(out.NotSelected, r.pod)
+			failed = append(failed, i)
+			if r.err != nil {
+				failures = append(failures, r.err) // the delete of the pod failed
 			}
 		case namespaceTerminating:
 			out.NamespaceTerminating++
@@ -155,6 +170,9 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 		out.Fenced = out.Skipped // no create was made after the refusal
 		failures = append(failures, err)
 	}
+	if len(out.NotSelected) > 0 {
+		failures = append(failures, &stoppedError{key: o.Key, cause: causeNotSelected, count: len(out.NotSelected)})
+	}
 	switch {
 	case len(failures) == 1:
 		return out, failures[0]
@@ -167,9 +185,27 @@ func (m *Manager) createPods(ctx context.Context, o *Owner, n int, active []*cor
 	return out, nil
 }
 
+// createdPodCheck returns the selector every created pod must match: the
+// owner's, when it is set, valid and not empty; nil otherwise (nothing is
+// checked, as upstream).
+func createdPodCheck(o *Owner) labels.Selector {
+	s := o.Selector
+	if s == nil || len(s.MatchLabels)+len(s.MatchExpressions) == 0 {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return nil
+	}
+	return sel
+}
+
 // createOne makes create i, unless the fence refuses it, and records its
-// result in r.
-func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retried bool, i int, r *createResult, gate *fenceGate) error {
+// result in r. A pod the API server returns with labels that check does
+// not match (a stamp the selector excludes, a webhook rewriting labels) is
+// deleted at once, unless the fence refuses that too, and stops the round
+// the next sync would release it and create another.
+func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retried bool, i int, r *createResult, gate *fenceGate, check labels.Selector) error {
 	if err := gate.allow("creating a pod"); err != nil {
 		r.state = createFenced
 		return err
@@ -188,6 +224,15 @@ func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retri
 			"the API ignored GenerateName %q (client-go's fake clientset does); "+
 			"turn on Config.Expectations.Exact, which names pods itself, or use a GenerateName-aware fake such as fakecluster", o.Key, pod.GenerateName)
 		return r.err
+	case err == nil && created != nil && check != nil && !check.Matches(labels.Set(created.Labels)):
+		r.state, r.pod = notSelected, created
+		if gate.allow("deleting pod "+PodKey(created)+", which the selector does not match") != nil {
+			return errNotSelected // the refusal is the gate's, reported once
+		}
+		if derr := m.Pods.DeletePod(ctx, created); derr != nil && !apierrors.IsNotFound(derr) {
+			r.err = fmt.Errorf("reconcile: owner %s: deleting created pod %s, which the selector does not match: %w", o.Key, PodKey(created), derr)
+		}
+		return errNotSelected
 	case err == nil:
 		if created == nil {
 			created = pod

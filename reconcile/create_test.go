@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
@@ -207,8 +208,6 @@ func TestManageReplicasJoinsBatchFailures(t *testing.T) {
 }
 
 func TestManageReplicasRejectsBadInput(t *testing.T) {
-	noLabels := recRS(3)
-	noLabels.Spec.Template.Labels = nil
 	nilTemplate := reconcile.ReplicaSetOwner(recRS(3))
 	nilTemplate.Template = nil
 	negative := reconcile.ReplicaSetOwner(recRS(1))
@@ -224,7 +223,6 @@ func TestManageReplicasRejectsBadInput(t *testing.T) {
 		ctx   func() context.Context
 		want  string
 	}{
-		{name: "template without labels (upstream refuses it too)", owner: reconcile.ReplicaSetOwner(noLabels), want: "spec.template.metadata.labels: Required value"},
 		{name: "nil template when creates are needed", owner: nilTemplate, want: "spec.template: Required value"},
 		{name: "negative replicas", owner: negative, want: "must not be negative"},
 		{name: "no owner object", owner: noObject, want: "no Object"},
@@ -257,6 +255,41 @@ func TestManageReplicasRejectsBadInput(t *testing.T) {
 			assert.False(t, ok, "no expectations set")
 		})
 	}
+}
+
+// as apps/v1, a template without labels is one to create
+// from; a selector that matches empty labels keeps what it makes, and one
+// that needs a label sees the first pod the API returns deleted at once,
+// listed in NotSelected and lowered in the expectations, and the round
+// stopped with a terminal ErrCreationsStopped.
+func TestManageReplicasTemplateWithoutLabels(t *testing.T) {
+	t.Run("selector matches empty labels", func(t *testing.T) {
+		rs := recRS(3)
+		rs.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+		rs.Spec.Template.Labels = nil
+		pods := &recPods{}
+		m := &reconcile.Manager{Pods: pods}
+		out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+		require.NoError(t, err)
+		assert.Len(t, out.Created, 3)
+		assert.Empty(t, out.NotSelected)
+		assert.Empty(t, pods.deletes())
+		recPending(t, m, "default/web", 3, 0)
+	})
+	t.Run("selector needs a label", func(t *testing.T) {
+		rs := recRS(3)
+		rs.Spec.Template.Labels = nil
+		pods := &recPods{}
+		m := &reconcile.Manager{Pods: pods}
+		out, err := m.ManageReplicas(context.Background(), reconcile.ReplicaSetOwner(rs), nil, nil)
+		require.ErrorIs(t, err, reconcile.ErrCreationsStopped)
+		assert.ErrorIs(t, err, reconcile.ErrTerminal)
+		require.Len(t, pods.creates(), 1, "the first slow-start batch only")
+		require.Len(t, out.NotSelected, 1)
+		assert.Empty(t, out.Created)
+		assert.Equal(t, []string{reconcile.PodKey(out.NotSelected[0])}, pods.deletes(), "deleted at once")
+		recPending(t, m, "default/web", 0, 0)
+	})
 }
 
 // A nil template is fine when only deletes are needed.

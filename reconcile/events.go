@@ -130,6 +130,7 @@ func (c *Controller[T]) PodDeleted(pod *corev1.Pod) []SyncRequest {
 	}
 	c.tracker.DeletionObserved(key, PodKey(pod))
 	c.manager.observed(key, pod)
+	c.breaker.left(key, pod)
 	return []SyncRequest{{Key: key}}
 }
 

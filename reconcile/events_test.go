@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -269,6 +270,34 @@ func TestControllerOwnerDeleted(t *testing.T) {
 	assert.False(t, ok)
 	assert.True(t, tracker.Satisfied("default/web"))
 	assert.Equal(t, 0, o.Len())
+}
+
+// Len also counts an owner whose created pods the creation
+// breaker has not yet seen active, with no expectations left; a sync that
+// sees them active drops that, and so does the owner's deletion.
+func TestControllerLenCountsUnseenCreations(t *testing.T) {
+	for _, seen := range []bool{true, false} {
+		t.Run(fmt.Sprintf("seen=%v", seen), func(t *testing.T) {
+			rs := recRS(2)
+			c := newRecController(t, newRecOwners(rs), nil, nil)
+			res, err := c.Sync(t.Context(), "default/web")
+			require.NoError(t, err)
+			require.Len(t, res.Outcome.Created, 2)
+			c.Tracker().Delete("default/web") // only the breaker holds the owner now
+			assert.Equal(t, 1, c.Len())
+			if seen {
+				c.pods.mu.Lock()
+				c.pods.pods = res.Outcome.Created
+				c.pods.mu.Unlock()
+				res, err = c.Sync(t.Context(), "default/web")
+				require.NoError(t, err)
+				require.Len(t, res.Active, 2)
+			} else {
+				assert.Equal(t, []reconcile.SyncRequest{{Key: "default/web"}}, c.OwnerDeleted(rs))
+			}
+			assert.Equal(t, 0, c.Len())
+		})
+	}
 }
 
 // an owner recreated under the same name (a new UID) forgets the

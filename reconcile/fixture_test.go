@@ -419,3 +419,20 @@ type patchFunc func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.
 func (f patchFunc) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
 	return f(ctx, pod, data)
 }
+
+// liveClient is a podClient that also reads pods live from a simulated
+// API, as the adapters' PodControls do (reconcile.PodGetter).
+type liveClient struct {
+	podClient
+	api *cluster.API
+}
+
+var _ reconcile.PodGetter = liveClient{}
+
+func (c liveClient) GetPod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
+	p, ok := c.api.Get(namespace, name)
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, name)
+	}
+	return p, nil
+}

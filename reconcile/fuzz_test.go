@@ -191,9 +191,12 @@ func FuzzOwnerEvents(f *testing.F) {
 // start with "reconcile: ", that an invalid owner (or a template it cannot
 // create from) makes no call, that creates and deletes stay within the
 // burst and go in the direction of the diff, that every deleted
-// pod is one of active not controlled by another owner, that created pods
-// are controlled by the owner and carry the template's labels, and that no
-// input is modified.
+// pod is one of active not controlled by another owner, or, while
+// creating, one of Outcome.NotSelected, that created pods are
+// controlled by the owner and carry the template's labels, that a created
+// pod the owner's selector does not match is deleted, never counted as
+// created, and makes the error ErrCreationsStopped, and that no input is
+// modified.
 func FuzzManageReplicas(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := pt.NewDecoder(data)
@@ -243,14 +246,16 @@ func FuzzManageReplicas(f *testing.F) {
 		if len(created) > burst || len(deleted) > burst {
 			t.Fatalf("%d creates and %d deletes with a burst of %d (R-1.3)", len(created), len(deleted), burst)
 		}
-		if len(created) > 0 && (out.Diff >= 0 || len(deleted) > 0) {
-			t.Fatalf("created %d pods with diff %d and %d deletes", len(created), out.Diff, len(deleted))
+		// while creating, the only deletes are of the created pods
+		// the selector does not match, each deleted once.
+		if len(created) > 0 && (out.Diff >= 0 || len(deleted) != len(out.NotSelected)) {
+			t.Fatalf("created %d pods with diff %d and %d deletes (%d not selected)", len(created), out.Diff, len(deleted), len(out.NotSelected))
 		}
-		if len(deleted) > 0 && out.Diff <= 0 {
+		if len(deleted) > 0 && out.Diff <= 0 && len(created) == 0 {
 			t.Fatalf("deleted %d pods with diff %d", len(deleted), out.Diff)
 		}
-		if len(created) > 0 && (owner.Template == nil || len(owner.Template.Labels) == 0) {
-			t.Fatal("created pods from a template without labels")
+		if len(created) > 0 && owner.Template == nil {
+			t.Fatal("created pods without a template")
 		}
 		for _, p := range created {
 			ref := metav1.GetControllerOf(p)
@@ -258,7 +263,14 @@ func FuzzManageReplicas(f *testing.F) {
 				t.Fatalf("created pod %s/%s (controller %+v, labels %v) is not the owner's", p.Namespace, p.Name, ref, p.Labels)
 			}
 		}
+		checkNotSelected(t, owner, out, err, len(created))
 		for _, p := range deleted {
+			if len(created) > 0 {
+				if !contains(out.NotSelected, p) {
+					t.Fatalf("deleted pod %s/%s while creating, which is not one of Outcome.NotSelected", p.Namespace, p.Name)
+				}
+				continue
+			}
 			if !contains(active, p) {
 				t.Fatalf("deleted pod %s/%s, which is not one of the active pods", p.Namespace, p.Name)
 			}
@@ -267,6 +279,49 @@ func FuzzManageReplicas(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkNotSelected checks Outcome.NotSelected: only a set, valid,
+// non-empty selector is checked; a pod it lists is one the selector does
+// not match, controlled by the owner, not counted in Created, and makes
+// the error terminal ErrCreationsStopped; a pod in Created is one the
+// selector matches.
+func checkNotSelected(t *testing.T, owner reconcile.Owner, out reconcile.Outcome, err error, creates int) {
+	t.Helper()
+	var sel labels.Selector
+	if owner.Selector != nil {
+		if s, serr := metav1.LabelSelectorAsSelector(owner.Selector); serr == nil && !s.Empty() {
+			sel = s
+		}
+	}
+	if sel == nil {
+		if len(out.NotSelected) > 0 {
+			t.Fatalf("%d pods not selected by selector %v, which is not checked", len(out.NotSelected), owner.Selector)
+		}
+		return
+	}
+	if len(out.NotSelected) > creates {
+		t.Fatalf("%d pods not selected of %d creates", len(out.NotSelected), creates)
+	}
+	if len(out.NotSelected) > 0 && (!errors.Is(err, reconcile.ErrCreationsStopped) || !errors.Is(err, reconcile.ErrTerminal)) {
+		t.Fatalf("%d created pods not selected, error %v: want ErrCreationsStopped and ErrTerminal", len(out.NotSelected), err)
+	}
+	for _, p := range out.NotSelected {
+		if sel.Matches(labels.Set(p.Labels)) {
+			t.Fatalf("pod %s/%s (labels %v) in NotSelected, but selector %v matches it", p.Namespace, p.Name, p.Labels, sel)
+		}
+		if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != owner.Object.GetUID() {
+			t.Fatalf("pod %s/%s in NotSelected is not the owner's (controller %+v)", p.Namespace, p.Name, ref)
+		}
+		if contains(out.Created, p) {
+			t.Fatalf("pod %s/%s is both NotSelected and Created", p.Namespace, p.Name)
+		}
+	}
+	for _, p := range out.Created {
+		if !sel.Matches(labels.Set(p.Labels)) {
+			t.Fatalf("created pod %s/%s (labels %v) counted as created, but selector %v does not match it", p.Namespace, p.Name, p.Labels, sel)
+		}
+	}
 }
 
 // checkManageErr checks an error of ManageReplicas: each of its parts (it

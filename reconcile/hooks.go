@@ -37,6 +37,21 @@ type Hooks struct {
 	// longer shows: log it there. When several calls panicked, it sees the
 	// first in call order, the one re-raised.
 	Panicked func(ownerKey string, value any, stack []byte)
+	// CreationsStopped is called by [Controller.Sync] when it stops
+	// creating pods for an owner because pods it created did not become
+	// the owner's (the creation breaker opened, R-13.7), once per opening,
+	// with the failure condition's reason (status.CreatedPodsNotSelected
+	// or status.CreatedPodsNotObserved) and message. Beyond upstream: an
+	// event and a metric to alert on, since the owner needs a person (the
+	// adapters record a Warning event on the owner with the reason).
+	CreationsStopped func(ownerKey, reason, message string)
+}
+
+// stopped reports the opening of owner key's creation breaker.
+func (h *Hooks) stopped(key string, err *stoppedError) {
+	if h.CreationsStopped != nil && err != nil {
+		h.CreationsStopped(key, err.ConditionReason(), err.Error())
+	}
 }
 
 // Victim describes a pod chosen for deletion, for [Hooks.DeletionVictim].

@@ -23,7 +23,7 @@ import (
 // returned. The details and the differences from upstream:
 // docs/design/sync.md#the-manage-step.
 func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, related []*corev1.Pod) (Outcome, error) {
-	return m.manage(ctx, owner, uniquePods(active), related)
+	return m.manage(ctx, owner, uniquePods(active), related, 0, nil)
 }
 
 // manageListed is the manage step of [Controller.Sync]. Its active pods are
@@ -34,19 +34,32 @@ func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, relat
 // rounds, 2-core machine, 2026-11-26). It checks where a repeat would do
 // harm, before deleting: a pod counted twice would cost a live pod. Without
 // the check a repeat can only make the step create fewer pods, never more.
-func (m *Manager) manageListed(ctx context.Context, owner Owner, active, related []*corev1.Pod) (Outcome, error) {
+//
+// held counts the owner's pods that exist but are not among active (they
+// left the pod cache without being deleted and are being stamped back,
+// they are not replaced. A non-nil noCreate is returned whenever
+// active has fewer pods than wanted (an open creation breaker, a missing
+// template), and nothing is created; deleting is unaffected.
+func (m *Manager) manageListed(ctx context.Context, owner Owner, active, related []*corev1.Pod, held int, noCreate error) (Outcome, error) {
 	if len(active) > int(owner.Replicas) {
 		active = uniquePods(active)
 	}
-	return m.manage(ctx, owner, active, related)
+	return m.manage(ctx, owner, active, related, held, noCreate)
 }
 
-// manage is ManageReplicas for pods without nil or repeated entries.
-func (m *Manager) manage(ctx context.Context, owner Owner, pods, related []*corev1.Pod) (Outcome, error) {
+// manage is ManageReplicas for pods without nil or repeated entries, with
+// manageListed's held and noCreate.
+func (m *Manager) manage(ctx context.Context, owner Owner, pods, related []*corev1.Pod, held int, noCreate error) (Outcome, error) {
 	if err := owner.validate(); err != nil {
 		return Outcome{}, err
 	}
 	diff := len(pods) - int(owner.Replicas)
+	if diff < 0 && noCreate != nil {
+		return Outcome{Diff: diff}, noCreate
+	}
+	if diff < 0 {
+		diff = min(diff+held, 0)
+	}
 	out := Outcome{Diff: diff}
 	if diff == 0 {
 		return out, nil

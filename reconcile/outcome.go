@@ -46,6 +46,14 @@ type Outcome struct {
 	Names []string
 	// Retried is how many of Names are retried names (the first ones).
 	Retried int
+	// NotSelected are the pods CreatePod returned with labels the owner's
+	// Selector does not match (a label the pod client stamps that the
+	// selector excludes, a mutating webhook rewriting labels), as
+	// returned. Beyond upstream: each was deleted at once and
+	// lowered in the expectations, the round stopped there, and the call's
+	// error is terminal (errors.Is(err, ErrCreationsStopped)). Empty when
+	// Owner.Selector is nil, invalid or empty: nothing is checked then.
+	NotSelected []*corev1.Pod
 	// AlreadyExisted counts retried creates that met AlreadyExists: the
 	// earlier create had succeeded after all. They count as successes (no
 	// error, key still expected, not in Created).

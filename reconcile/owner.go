@@ -32,11 +32,11 @@ type Owner struct {
 	// Replicas is the desired number of active pods. A negative value is
 	// an error.
 	Replicas int32
-	// Template is the pod template new pods are built from. It must carry
-	// at least one label, restart its pods (restartPolicy Always or unset)
-	// and set no activeDeadlineSeconds: pods that may finish would be
-	// replaced without end. ManageReplicas accepts a nil
-	// Template when no pods need to be created; Sync requires one.
+	// Template is the pod template new pods are built from. It must
+	// restart its pods (restartPolicy Always or unset) and set no
+	// activeDeadlineSeconds: pods that may finish would be replaced without
+	// end. ManageReplicas and Sync accept a nil Template
+	// when no pods need to be created: deleting needs none.
 	Template *corev1.PodTemplateSpec
 	// Selector says which pods are the owner's: a [Controller] claims
 	// and matches orphans with it. Sync requires
@@ -113,21 +113,13 @@ func (o *Owner) validate() error {
 }
 
 // validateTemplate reports why no pod can be built from o's template: it
-// is nil, has no labels, or makes pods that may finish (the template half
-// of [Owner.Validate] that does not need the selector).
+// is nil or makes pods that may finish (the template half of
+// [Owner.Validate] that does not need the selector).
 func (o *Owner) validateTemplate() error {
-	var errs field.ErrorList
-	path := specPath.Child("template")
-	switch {
-	case o.Template == nil:
-		errs = append(errs, field.Required(path, ""))
-	case len(o.Template.Labels) == 0:
-		errs = append(errs, field.Required(path.Child("metadata", "labels"), "a pod template without labels is not supported"))
+	if o.Template == nil {
+		return &specError{key: o.Key, errs: field.ErrorList{field.Required(specPath.Child("template"), "")}}
 	}
-	if o.Template != nil {
-		errs = append(errs, validatePodTemplateSpec(o.Template)...)
-	}
-	if len(errs) > 0 {
+	if errs := o.validatePodTemplateSpec(); len(errs) > 0 {
 		return &specError{key: o.Key, errs: errs}
 	}
 	return nil

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -33,15 +34,24 @@ type PodControl interface {
 }
 
 // PodControlFuncs adapts functions to a [PodClient] (and so a
-// [PodControl]). A nil field makes the corresponding call fail with an
-// error.
+// [PodControl]), a [PodGetter] and a [PodStamper]. A nil Create, Delete or
+// Patch makes the corresponding call fail with an error; a nil Get makes
+// GetPod fail with an error wrapping errors.ErrUnsupported (no live read);
+// a nil Stamp stamps nothing. Stamp only declares what Create adds: the
+// functions are called as they are.
 type PodControlFuncs struct {
 	Create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)              // CreatePod calls it
 	Delete func(ctx context.Context, pod *corev1.Pod) error                             // DeletePod calls it
 	Patch  func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) // PatchPod calls it
+	Get    func(ctx context.Context, namespace, name string) (*corev1.Pod, error)       // GetPod calls it
+	Stamp  map[string]string                                                            // PodStamp returns it
 }
 
-var _ PodClient = PodControlFuncs{}
+var (
+	_ PodClient  = PodControlFuncs{}
+	_ PodGetter  = PodControlFuncs{}
+	_ PodStamper = PodControlFuncs{}
+)
 
 // CreatePod calls f.Create.
 func (f PodControlFuncs) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
@@ -65,4 +75,49 @@ func (f PodControlFuncs) PatchPod(ctx context.Context, pod *corev1.Pod, data []b
 		return nil, errors.New("reconcile: PodControlFuncs.Patch is nil")
 	}
 	return f.Patch(ctx, pod, data)
+}
+
+// PodStamper is a [PodClient] that adds labels of its own to every pod it
+// creates (the adapters' PodControl.Labels, for a pod cache restricted to
+// them, docs/rules.md ). A [Controller] whose Config.Cluster.PodClient
+// is a PodStamper validates the owner's selector against the template's
+// labels together with the stamp: a selector that excludes the
+// stamp would release every pod it creates. It also puts the stamp back on
+// a controlled pod that lost it. PodStamp must return the same
+// labels on every call and is called from Sync's goroutines; the Controller
+// never modifies the map.
+type PodStamper interface {
+	PodStamp() map[string]string
+}
+
+// PodGetter is a [PodClient] that can read one pod from the API server,
+// bypassing any cache. A [Controller] whose Config.Cluster.PodClient is a
+// PodGetter checks a controlled pod that left its pod cache without being
+// deleted (a label-selected watch reports a pod stripped of the stamp as a
+// deletion) before it replaces it. GetPod returns an error for
+// which k8s.io/apimachinery/pkg/api/errors.IsNotFound holds when the pod
+// does not exist; errors.ErrUnsupported means no live read is available.
+// It must be safe for concurrent use.
+type PodGetter interface {
+	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+}
+
+// GetPod calls f.Get.
+func (f PodControlFuncs) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	if f.Get == nil {
+		return nil, fmt.Errorf("reconcile: PodControlFuncs.Get is nil: %w", errors.ErrUnsupported)
+	}
+	return f.Get(ctx, namespace, name)
+}
+
+// PodStamp returns f.Stamp.
+func (f PodControlFuncs) PodStamp() map[string]string { return f.Stamp }
+
+// stampOf returns the labels c declares it stamps on created pods, nil when
+// it is not a [PodStamper].
+func stampOf(c PodControl) map[string]string {
+	if s, ok := c.(PodStamper); ok && !isNilValue(s) {
+		return s.PodStamp()
+	}
+	return nil
 }

@@ -246,14 +246,22 @@ func (s safeSpec) String() string {
 }
 
 // valid is the model's verdict, by apps/v1's rules for a ReplicaSet's spec
-// plus the library's own (a template must carry a label).
+// (a template without labels is valid when the selector matches empty
+// labels, which none of safeSelectors does).
 func (s safeSpec) valid() bool {
 	sel, tmpl := safeSelectors[s.sel], safeTemplates[s.tmpl]
 	switch {
-	case !sel.valid, tmpl.nilTemplate, len(tmpl.labels) == 0, !tmpl.labelsValid, !sel.match(tmpl.labels):
+	case !sel.valid, tmpl.nilTemplate, !tmpl.labelsValid, !sel.match(tmpl.labels):
 		return false
 	}
 	return (s.policy == "" || s.policy == corev1.RestartPolicyAlways) && !s.deadline && s.replicas >= 0 && s.minReadySeconds >= 0
+}
+
+// deleteOnly is the model's verdict for a spec that is valid but for a
+// missing template: it claims and deletes as a valid one, and
+// creates nothing (a terminal ErrInvalidSpec when it would have to).
+func (s safeSpec) deleteOnly() bool {
+	return safeTemplates[s.tmpl].nilTemplate && safeSelectors[s.sel].valid && s.replicas >= 0 && s.minReadySeconds >= 0
 }
 
 // build returns the spec as the owner carries it: new objects every time.
@@ -298,7 +306,7 @@ var safeMatched, safeUnmatched = func() (matched, unmatched [][]int) {
 	for i, sel := range safeSelectors {
 		for j, tmpl := range safeTemplates {
 			switch {
-			case !sel.valid || tmpl.nilTemplate || len(tmpl.labels) == 0 || !tmpl.labelsValid:
+			case !sel.valid || tmpl.nilTemplate || !tmpl.labelsValid:
 			case sel.match(tmpl.labels):
 				matched[i] = append(matched[i], j)
 			default:
@@ -386,8 +394,9 @@ type safetyModel struct {
 	lag   time.Duration
 	gate  bool // the consistency gate runs (CacheVersions.Pods set, not disabled)
 
-	spec  safeSpec
-	valid bool
+	spec       safeSpec
+	valid      bool
+	deleteOnly bool // valid but for a missing template
 
 	// The allowance of (a). level and levelMatch are the replicas and the
 	// selector of the last valid spec: a pod is in the controller's control
@@ -475,7 +484,7 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 		Status: m.status,
 		Cluster: reconcile.Cluster[*safeSet]{
 			Owners:        safeOwners{m},
-			PodClient:     podClient{c.Client, &recPatcher{api: c.API, Err: m.patched}},
+			PodClient:     liveClient{podClient{c.Client, &recPatcher{api: c.API, Err: m.patched}}, c.API},
 			StatusWriter:  m,
 			CacheVersions: reconcile.CacheVersions{Synced: c.Informer.HasSynced},
 		},
@@ -588,8 +597,8 @@ func (m *safetyModel) setSpec(s safeSpec) {
 	next := *old
 	next.Spec = s.build()
 	next.Generation++
-	m.owner, m.spec, m.valid = &next, s, s.valid()
-	if m.valid {
+	m.owner, m.spec, m.valid, m.deleteOnly = &next, s, s.valid(), s.deleteOnly()
+	if m.valid || m.deleteOnly {
 		var before []types.UID
 		m.c.API.Each(func(p *corev1.Pod) {
 			if m.inControl(p) {
@@ -806,6 +815,22 @@ func (m *safetyModel) Sync(t *rapid.T) {
 			t.Fatalf("deferred with the gate %v: %v", m.gate, err)
 		}
 		nothing("the gate deferred the sync")
+	case m.deleteOnly:
+		// claims and deletes as a valid spec; never creates, and
+		// says so (terminal ErrInvalidSpec) when it would have to.
+		if d.creates > 0 {
+			t.Fatalf("sync of spec %v without a template made %d creates", m.spec, d.creates)
+		}
+		if errors.Is(err, reconcile.ErrTerminal) && !errors.Is(err, reconcile.ErrInvalidSpec) {
+			t.Fatalf("sync of spec %v without a template: %v", m.spec, err)
+		}
+		if res.Managed && len(res.Active) < int(m.spec.replicas) && !errors.Is(res.ManageErr, reconcile.ErrInvalidSpec) {
+			t.Fatalf("sync of spec %v without a template wants pods: ManageErr %v, want ErrInvalidSpec", m.spec, res.ManageErr)
+		}
+		after := m.c.Client.Stats()
+		if dl := after.Deletes - stats.Deletes; dl > m.burst {
+			t.Fatalf("one sync made %d deletes, burst %d", dl, m.burst)
+		}
 	case !m.valid:
 		m.invalidSyncs++
 		// terminal, the condition written, nothing touched.
@@ -829,8 +854,16 @@ func (m *safetyModel) Sync(t *rapid.T) {
 			t.Fatalf("sync of invalid spec %v: no ReplicaFailure condition stored (status %+v)", m.spec, m.owner.Status)
 		}
 	default:
-		if errors.Is(err, reconcile.ErrTerminal) || errors.Is(err, reconcile.ErrInvalidSpec) {
+		// a watch that drops an add event and moves on hides a pod
+		// the controller created while the cache's version passes it —
+		// what a cache that cannot see its pods looks like — so the
+		// creation breaker may stop creating until a relist shows it.
+		stopped := errors.Is(err, reconcile.ErrCreationsStopped) && m.c.Informer.Stats().Dropped > 0
+		if (errors.Is(err, reconcile.ErrTerminal) && !stopped) || errors.Is(err, reconcile.ErrInvalidSpec) {
 			t.Fatalf("sync of valid spec %v: %v", m.spec, err)
+		}
+		if errors.Is(res.ManageErr, reconcile.ErrCreationsStopped) && m.c.Informer.Stats().Dropped == 0 {
+			t.Fatalf("sync of valid spec %v: creations stopped with no event dropped: %v (sync error %v)", m.spec, res.ManageErr, err)
 		}
 		if res.Managed {
 			m.managed++

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/podrank"
@@ -69,6 +70,11 @@ type SyncResult struct {
 	// Now is the single clock reading the status is computed at,
 	// taken after the manage step.
 	Now time.Time
+	// Restamped are the owner's pods that had left its pod cache without
+	// being deleted and lost a label its pod client stamps, which this
+	// sync put back, as the PodPatcher returned them. They are not
+	// replaced while they exist.
+	Restamped []*corev1.Pod
 	// StatusWritten reports that Config.Status asked for a write and
 	// Config.Cluster.StatusWriter made it; false when the status was already right
 	// or the write failed (Sync then returns its error).
@@ -102,8 +108,10 @@ type SyncResult struct {
 // remembered for it is forgotten). [ErrDeferred] while the caches have not
 // loaded or are older than the controller's own writes: nothing was read;
 // retry with backoff. [ErrTerminal] when retrying cannot help: an invalid
-// spec ([ErrInvalidSpec], written to the status, no pod touched), a
-// malformed key, a key without a namespace ([ErrClusterScoped]).
+// spec ([ErrInvalidSpec], written to the status, no pod touched; a missing
+// template only blocks creating), pods it created that did not become the
+// owner's ([ErrCreationsStopped], written to the status, creating
+// stopped), a malformed key, a key without a namespace ([ErrClusterScoped]).
 // [ErrFenced] once Config.Fence refused a write. Else the status write's error, else the manage step's.
 // SyncResult.RequeueAfter > 0 asks for the availability requeue. Syncs of
 // different keys may run concurrently; two Syncs of one key must not.
@@ -150,8 +158,15 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return res, terminal(err)
 	}
 	res.Owner = o
-	if errs := o.Validate(); len(errs) > 0 {
-		return c.syncInvalid(ctx, key, obj, res, &specError{key: key, errs: errs})
+	stamp := stampOf(c.cfg.Cluster.PodClient)
+	// noCreate blocks creating but not deleting: a missing template
+	// an open creation breaker.
+	var noCreate error
+	if errs := o.validateSpec(stamp); len(errs) > 0 {
+		if !onlyTemplateMissing(errs) {
+			return c.syncInvalid(ctx, key, obj, res, &specError{key: key, errs: errs})
+		}
+		noCreate = &specError{key: key, errs: errs}
 	}
 	selector, err := selectorOf(o.Selector)
 	if err != nil {
@@ -171,6 +186,38 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	res.Active, res.Terminating = claimed.active, claimed.terminating
 	res.Diff = len(res.Active) - int(o.Replicas)
 
+	if !res.Deleting && c.breaker.tracks(key) {
+		stopped, opened := c.breaker.settle(key, obj, pods, res.Active, res.Released, c.podCacheVersion(), c.manager.now(), c.creationWait(), int(o.Replicas), c.manager.burst(), c.canReadLive())
+		if opened {
+			c.manager.Hooks.stopped(key, stopped)
+		}
+		if noCreate == nil && stopped != nil {
+			noCreate = stopped
+		}
+	}
+	held := 0
+	if !res.Deleting && res.Diff < 0 {
+		var unseen, suspect []*corev1.Pod
+		held, unseen, suspect, res.Restamped, err = c.recheckVanished(ctx, key, obj, selector, stamp, pods, -res.Diff)
+		if err != nil {
+			return res, err
+		}
+		stopped, opened := c.breaker.strikeExisting(key, obj, suspect, int(o.Replicas), c.manager.burst())
+		if s, o := c.breaker.unseen(key, obj, unseen); s != nil {
+			stopped, opened = s, opened || o
+		}
+		if opened {
+			c.manager.Hooks.stopped(key, stopped)
+		}
+		if noCreate == nil && stopped != nil {
+			noCreate = stopped
+		}
+	} else {
+		// Nothing would replace them; those that hold a strike are read
+		// again when the owner wants pods, or the breaker could not close.
+		c.breaker.dropVanished(key)
+	}
+
 	if res.Satisfied && !res.Deleting {
 		var related []*corev1.Pod
 		if res.Diff > 0 {
@@ -180,7 +227,12 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 			}
 		}
 		res.Managed = true
-		res.Outcome, res.ManageErr = c.manager.manageListed(ctx, o, res.Active, related)
+		res.Outcome, res.ManageErr = c.manager.manageListed(ctx, o, res.Active, related, held, noCreate)
+		c.breaker.created(key, obj, res.Outcome.Created, c.manager.now())
+		var stopped *stoppedError
+		if len(res.Outcome.NotSelected) > 0 && errors.As(res.ManageErr, &stopped) && c.breaker.trip(key, obj, stopped) {
+			c.manager.Hooks.stopped(key, stopped)
+		}
 	}
 
 	if errors.Is(res.ManageErr, ErrFenced) {
@@ -313,4 +365,39 @@ func splitKey(key string) (namespace, name string, err error) {
 		return parts[0], parts[1], nil
 	}
 	return "", "", fmt.Errorf("reconcile: malformed owner key %q: want \"namespace/name\" or \"name\"", key)
+}
+
+// onlyTemplateMissing reports whether the one failure of errs is a missing
+// template, which blocks creating pods but not deleting them.
+func onlyTemplateMissing(errs field.ErrorList) bool {
+	return len(errs) == 1 && errs[0].Type == field.ErrorTypeRequired && errs[0].Field == "spec.template"
+}
+
+// podCacheVersion returns the pod cache's version, "" when unknown.
+func (c *Controller[T]) podCacheVersion() string {
+	if f := c.cfg.Cluster.CacheVersions.Pods; f != nil {
+		return f()
+	}
+	return ""
+}
+
+// creationWait is how long a created pod may stay out of the pod cache
+// before the breaker counts it as not observed, when versions cannot tell:
+// the creation expectations' own wait.
+func (c *Controller[T]) creationWait() time.Duration {
+	e := c.cfg.Expectations
+	switch {
+	case e.CreationExpiry > 0:
+		return e.CreationExpiry
+	case e.TTL > 0:
+		return e.TTL
+	}
+	return expectations.DefaultTTL
+}
+
+// canReadLive reports whether the pod client can read pods live: a
+// [PodGetter] that has not said errors.ErrUnsupported.
+func (c *Controller[T]) canReadLive() bool {
+	_, ok := c.cfg.Cluster.PodClient.(PodGetter)
+	return ok && !c.noLiveReads.Load()
 }

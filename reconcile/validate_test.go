@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
@@ -44,10 +45,9 @@ var invalidSpecs = []struct {
 	{name: "selector does not match template", rule: "R-14.3", edit: func(rs *appsv1.ReplicaSet) {
 		rs.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "wbe"}}
 	}, path: "spec.template.metadata.labels", message: "`selector` does not match template `labels`"},
-	{name: "template without labels", rule: "R-14.4", edit: func(rs *appsv1.ReplicaSet) {
-		rs.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	{name: "template without labels, selector needing one", rule: "R-14.3", edit: func(rs *appsv1.ReplicaSet) {
 		rs.Spec.Template.Labels = nil
-	}, path: "spec.template.metadata.labels", message: "Required value"},
+	}, path: "spec.template.metadata.labels", message: "`selector` does not match template `labels`"},
 	{name: "restartPolicy Never", rule: "R-14.5", edit: func(rs *appsv1.ReplicaSet) { rs.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever },
 		path: "spec.template.spec.restartPolicy", message: `Unsupported value: "Never": supported values: "Always"`},
 	{name: "restartPolicy OnFailure", rule: "R-14.5", edit: func(rs *appsv1.ReplicaSet) { rs.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure },
@@ -82,6 +82,12 @@ func TestOwnerValidate(t *testing.T) {
 		"template labels a superset": func(rs *appsv1.ReplicaSet) {
 			rs.Spec.Template.Labels = map[string]string{"app": "web", "tier": "front"}
 		},
+		// R-14.4: as apps/v1, a label-less template whose selector matches
+		// empty labels.
+		"template without labels, selector matching none": func(rs *appsv1.ReplicaSet) {
+			rs.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+			rs.Spec.Template.Labels = nil
+		},
 	}
 	for name, edit := range valid {
 		t.Run("valid "+name, func(t *testing.T) {
@@ -89,6 +95,37 @@ func TestOwnerValidate(t *testing.T) {
 			edit(rs)
 			o := reconcile.ReplicaSetOwner(rs)
 			assert.Empty(t, o.Validate())
+		})
+	}
+	// R-14.2, R-14.6: the two messages in which apps/v1 names a kind
+	// ("deployment", "ReplicaSet") name Owner.Kind's kind for another owner
+	// kind, and keep apps/v1's words for a ReplicaSet or an Owner without a
+	// Kind.
+	podSet := schema.GroupVersionKind{Group: "demo.reconcilekit.dev", Version: "v1alpha1", Kind: "PodSet"}
+	for _, tc := range []struct {
+		name               string
+		kind               *schema.GroupVersionKind // nil: ReplicaSetOwner's
+		selector, deadline string
+	}{
+		{name: "ReplicaSet", selector: "empty selector is invalid for deployment", deadline: "activeDeadlineSeconds in ReplicaSet is not Supported"},
+		{name: "no Kind", kind: &schema.GroupVersionKind{}, selector: "empty selector is invalid for deployment", deadline: "activeDeadlineSeconds in ReplicaSet is not Supported"},
+		{name: "PodSet", kind: &podSet, selector: "empty selector is invalid for PodSet", deadline: "activeDeadlineSeconds in PodSet is not Supported"},
+	} {
+		t.Run("kind in the messages of "+tc.name, func(t *testing.T) {
+			rs := recRS(2)
+			rs.Spec.Selector = &metav1.LabelSelector{}
+			d := int64(30)
+			rs.Spec.Template.Spec.ActiveDeadlineSeconds = &d
+			o := reconcile.ReplicaSetOwner(rs)
+			if tc.kind != nil {
+				o.Kind = *tc.kind
+			}
+			errs := o.Validate()
+			require.Len(t, errs, 2, "%v", errs)
+			assert.Equal(t, "spec.selector", errs[0].Field)
+			assert.Equal(t, tc.selector, errs[0].Detail)
+			assert.Equal(t, "spec.template.spec.activeDeadlineSeconds", errs[1].Field)
+			assert.Equal(t, tc.deadline, errs[1].Detail)
 		})
 	}
 }
@@ -188,23 +225,34 @@ func TestSyncInvalidSpecStatusWrite(t *testing.T) {
 }
 
 // R-14.5, R-14.6, R-14.4, R-9.2: ManageReplicas refuses to create pods from
-// a template whose pods may finish or carry no label, with no call made.
+// a template whose pods may finish, or from no template, with no call made.
+// (A template without labels is one to create from, as in apps/v1:
+// TestManageReplicasTemplateWithoutLabels.)
 func TestManageReplicasRefusesFinishingTemplates(t *testing.T) {
+	refuses := func(t *testing.T, o reconcile.Owner, path string) {
+		t.Helper()
+		pods := &recPods{}
+		m := &reconcile.Manager{Pods: pods}
+		_, err := m.ManageReplicas(t.Context(), o, nil, nil)
+		require.ErrorIs(t, err, reconcile.ErrInvalidSpec)
+		assert.Contains(t, err.Error(), path)
+		assert.Empty(t, pods.creates())
+		_, _, ok := m.Tracker().Pending("default/web")
+		assert.False(t, ok)
+	}
 	for _, tc := range invalidSpecs {
-		if tc.rule != "R-14.4" && tc.rule != "R-14.5" && tc.rule != "R-14.6" {
+		if tc.rule != "R-14.5" && tc.rule != "R-14.6" {
 			continue
 		}
 		t.Run(tc.rule+" "+tc.name, func(t *testing.T) {
 			rs := recRS(2)
 			tc.edit(rs)
-			pods := &recPods{}
-			m := &reconcile.Manager{Pods: pods}
-			_, err := m.ManageReplicas(t.Context(), reconcile.ReplicaSetOwner(rs), nil, nil)
-			require.ErrorIs(t, err, reconcile.ErrInvalidSpec)
-			assert.Contains(t, err.Error(), tc.path)
-			assert.Empty(t, pods.creates())
-			_, _, ok := m.Tracker().Pending("default/web")
-			assert.False(t, ok)
+			refuses(t, reconcile.ReplicaSetOwner(rs), tc.path)
 		})
 	}
+	t.Run("R-14.4 no template", func(t *testing.T) {
+		o := reconcile.ReplicaSetOwner(recRS(2))
+		o.Template = nil
+		refuses(t, o, "spec.template: Required value")
+	})
 }

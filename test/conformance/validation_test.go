@@ -19,11 +19,6 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// excTemplateWithoutLabels: Owner.Validate refuses a template without
-// labels, which apps/v1 accepts when the selector is made of NotIn and
-// DoesNotExist terms only.
-const excTemplateWithoutLabels = "template-without-labels"
-
 // specFields are the fields Owner.Validate checks; the
 // rest of apps/v1's validation is the pod template's own, which the API
 // server checks when a pod is created.
@@ -123,8 +118,8 @@ func errorSet(errs field.ErrorList) []string {
 // ValidateReplicaSetSpec (after apps/v1 defaulting and conversion, as
 // kube-apiserver runs it) reports on the fields it checks,
 // so a ReplicaSet apps/v1 accepts is accepted, and one it rejects is
-// rejected for the same reasons. The one documented difference: a template
-// without labels.
+// rejected for the same reasons, a template without labels included
+//
 func TestVsValidateReplicaSetSpec(t *testing.T) {
 	differential(t, func(t *testing.T) {
 		rapid.Check(t, func(t *rapid.T) {
@@ -146,13 +141,6 @@ func TestVsValidateReplicaSetSpec(t *testing.T) {
 			}
 			addCases(1)
 			want, got := errorSet(theirs), errorSet(ours)
-			if len(rs.Spec.Template.Labels) == 0 && !slices.Equal(want, got) {
-				extra := "spec.template.metadata.labels " + string(field.ErrorTypeRequired)
-				if i := slices.Index(got, extra); i >= 0 {
-					got = slices.Delete(slices.Clone(got), i, i+1)
-					noteDocumented(excTemplateWithoutLabels)
-				}
-			}
 			if !slices.Equal(want, got) {
 				t.Fatalf("apps/v1 reports %v, Owner.Validate %v\nspec: %s", want, got, describeSpec(rs))
 			}
