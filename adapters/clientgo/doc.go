@@ -2,9 +2,11 @@
 // control and patcher over a [kubernetes.Interface] ([PodControl]), owner and
 // pod lookups over informer caches ([Owners], [Pods]), informer event
 // handlers that unwrap tombstones and enqueue the owners the Controller names
-// ([Register]), a worker loop over a rate-limited workqueue ([Worker]), and the
+// ([Register]), a worker loop over a rate-limited workqueue ([Worker]), the
 // ReplicaSet status write with upstream's retry ([ReplicaSetStatusWriter]),
-// and the informers' store versions and sync state ([CacheVersions]).
+// the informers' store versions and sync state ([CacheVersions]), and an
+// owned-only pod informer whose selection and the pod control's stamp come
+// from one value ([OwnedPods]).
 // [ReplicaSets] puts them together for apps/v1 ReplicaSets; the consistency
 // gate is on, as in upstream v1.37. The wiring, from the ReplicaSets example
 // (a nil recorder sends no events):

@@ -74,3 +74,53 @@ func ExampleCacheVersions() {
 	fmt.Printf("pods cache at %q, synced %t before the informers start\n", cfg.Cluster.CacheVersions.Pods(), cfg.Cluster.CacheVersions.Synced())
 	// Output: pods cache at "", synced false before the informers start
 }
+
+// A ReplicaSet controller whose pod cache holds only the pods it created,
+// still running, each reduced to what the library reads (OwnedPods,
+// LeanPods): the ReplicaSets come from a factory of their own, the pods
+// from the OwnedPods' factory, and the PodControl stamps the same
+// OwnedPods' labels, so that the cache sees every pod it creates.
+func ExampleOwnedPods() {
+	client := fakecluster.New(1, fakecluster.Faults{}).Clientset
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	owned, err := clientgo.NewOwnedPods(map[string]string{"example.com/managed-by": "rs-controller"}, true)
+	if err != nil {
+		panic(err)
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	podFactory := owned.Factory(client, 0, informers.WithTransform(clientgo.LeanPods))
+	pods, replicaSets := podFactory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
+	cfg := reconcile.ReplicaSets() // as clientgo.ReplicaSets fills it, with the pods of podFactory
+	cfg.Cluster.Owners = clientgo.ReplicaSetOwners(client, replicaSets)
+	cfg.Cluster.Pods = clientgo.Pods{Indexer: pods.GetIndexer()}
+	cfg.Cluster.PodClient = clientgo.PodControl{Client: client, Labels: owned.Labels()}
+	cfg.Cluster.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: client}
+	cfg.Cluster.CacheVersions = clientgo.CacheVersions(pods, replicaSets)
+	ctrl, err := reconcile.NewController(cfg)
+	if err != nil {
+		panic(err)
+	}
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	if err := clientgo.Register(ctrl, pods, replicaSets, queue); err != nil {
+		panic(err)
+	}
+	factory.Start(ctx.Done())
+	podFactory.Start(ctx.Done())
+	worker := clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Synced: []cache.InformerSynced{pods.HasSynced, replicaSets.HasSynced}}
+	go worker.Run(ctx, 2)
+
+	if _, err := client.AppsV1().ReplicaSets("default").Create(ctx, replicaSet("web", 2), metav1.CreateOptions{}); err != nil {
+		panic(err)
+	}
+	for range 2000 { // bounded wait for the pods
+		list, _ := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "example.com/managed-by=rs-controller"})
+		if len(list.Items) == 2 {
+			fmt.Println("stamped pods:", len(list.Items))
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Output: stamped pods: 2
+}

@@ -2,36 +2,73 @@ package clientgo
 
 import (
 	"fmt"
+	"maps"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
 )
 
-// OwnedPods returns the informer-factory option that restricts a pod
-// informer to the pods a [PodControl] with the same labels creates, and,
-// with dropFinished, to pods that are neither Succeeded nor Failed (a label
-// selector and a status.phase field selector on every list and watch). With
-// no labels and dropFinished false it selects every pod, as upstream. The
-// option applies to every informer of the factory, so give the pods a
-// factory of their own:
+// OwnedPods is an owned-only pod cache as one value: the labels a
+// [PodControl] stamps on every pod it creates and the pod informer's
+// selection of the pods carrying them (a label selector on every list and
+// watch) and, with dropFinished, of the pods that are neither Succeeded
+// nor Failed (a status.phase field selector). Built once by
+// [NewOwnedPods], it feeds both, so that the controller always sees the
+// pods it creates:
 //
-//	owned, err := clientgo.OwnedPods(map[string]string{"example.com/managed-by": "podset"}, true)
-//	pods := informers.NewSharedInformerFactoryWithOptions(client, 0, owned,
-//		informers.WithTransform(clientgo.LeanPods))
-//	control := clientgo.PodControl{Client: client, Labels: map[string]string{"example.com/managed-by": "podset"}}
+//	owned, err := clientgo.NewOwnedPods(map[string]string{"example.com/managed-by": "my-controller"}, true)
+//	pods := owned.Factory(client, 0, informers.WithTransform(clientgo.LeanPods))
+//	control := clientgo.PodControl{Client: client, Labels: owned.Labels()}
 //
+// A client-go informer factory's list options cannot be read back, so
+// OwnedPods is the only way this package sets both: take the pod informer
+// from [OwnedPods.Factory] and PodControl.Labels from [OwnedPods.Labels]
+// of the same value. (A pod cache that selects pods the stamp does not
+// carry would not see the pods the controller creates, and the controller
+// would create them again on every sync; the Controller also stops
+// creating for an owner whose created pods never appear in its cache.)
+//
+// The zero OwnedPods stamps nothing and selects every pod, as upstream.
 // Beyond upstream: orphans without the labels are never adopted (R-13.5;
-// what else changes: docs/design/lean-caches.md). Labels that are not a
-// valid label set are an error. OwnedPods keeps no reference to labels.
-func OwnedPods(labels map[string]string, dropFinished bool) (informers.SharedInformerOption, error) {
-	sel, fsel, err := podops.Selectors(labels, dropFinished)
+// what else changes: docs/design/lean-caches.md). An OwnedPods is
+// immutable and safe for concurrent use.
+type OwnedPods struct {
+	owned podops.Owned
+}
+
+// NewOwnedPods returns the OwnedPods of labels (copied) and dropFinished.
+// With no labels and dropFinished false it is the zero OwnedPods. Labels
+// that are not a valid label set are an error.
+func NewOwnedPods(labels map[string]string, dropFinished bool) (OwnedPods, error) {
+	owned, err := podops.NewOwned(labels, dropFinished)
 	if err != nil {
-		return nil, fmt.Errorf("clientgo: OwnedPods: %w", err)
+		return OwnedPods{}, fmt.Errorf("clientgo: NewOwnedPods: %w", err)
 	}
-	ls, fs := sel.String(), fsel.String()
-	return informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector, o.FieldSelector = ls, fs
-	}), nil
+	return OwnedPods{owned: owned}, nil
+}
+
+// Labels returns a copy of the labels to stamp on every created pod, for
+// PodControl.Labels; nil when there are none.
+func (o OwnedPods) Labels() map[string]string {
+	return maps.Clone(o.owned.Stamp)
+}
+
+// Factory returns a new informer factory for the pods, over client, with
+// resync and options (e.g. informers.WithNamespace,
+// informers.WithTransform(LeanPods)), whose informers list and watch only
+// the pods o selects: o's list options are applied after options, so an
+// informers.WithTweakListOptions among them has no effect. The selection
+// applies to every informer of the factory: use it for the pods alone.
+// With the zero OwnedPods its informers select every object, as upstream.
+func (o OwnedPods) Factory(client kubernetes.Interface, resync time.Duration, options ...informers.SharedInformerOption) informers.SharedInformerFactory {
+	ls, fs := o.owned.ListSelectors()
+	tweak := informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.LabelSelector, lo.FieldSelector = ls, fs
+	})
+	all := append(append(make([]informers.SharedInformerOption, 0, len(options)+1), options...), tweak)
+	return informers.NewSharedInformerFactoryWithOptions(client, resync, all...)
 }

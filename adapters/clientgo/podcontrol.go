@@ -24,16 +24,19 @@ const (
 	FailedDelete     = "FailedDelete"
 )
 
-// PodControl is the client-go [reconcile.PodControl] and
-// [reconcile.PodPatcher]: it creates, deletes and patches pods with Client
-// and records an event on the pod's controller for every create and delete
-// outcome: FailedCreate (not when the namespace is terminating),
+// PodControl is the client-go [reconcile.PodControl],
+// [reconcile.PodPatcher], [reconcile.PodStamper] and [reconcile.PodGetter]:
+// it creates, deletes, patches and reads pods with Client and records an
+// event on the pod's controller for every create and delete outcome
+// FailedCreate (not when the namespace is terminating),
 // SuccessfulCreate, FailedDelete (not when the pod is already gone) and
 // SuccessfulDelete. Client is required; Recorder may be nil (no events);
 // Labels, nil by default (upstream), are stamped on every pod CreatePod
-// creates, for a pod cache restricted to them ([OwnedPods], docs/rules.md
-// The zero value is not usable. It keeps no state and is safe for concurrent
-// use. It never modifies the pods passed in.
+// creates, for a pod cache restricted to them: set them from
+// [OwnedPods.Labels], the value whose [OwnedPods.Factory] gives the pod
+// informer (docs/rules.md ). The zero value is not usable. It keeps
+// no state and is safe for concurrent use. It never modifies the pods
+// passed in.
 //
 // DeletePod deletes with a UID precondition; see its documentation for why.
 // The controller-runtime adapter (package ctrlruntime) has the same
@@ -53,7 +56,9 @@ type PodControl struct {
 	// is not modified). A template that sets one of these keys to another
 	// value fails the create before any API call (a FailedCreate event and
 	// the error). Deliberate difference from upstream, which creates pods
-	// with the template's labels only; nil: none added.
+	// with the template's labels only; nil: none added. Set them from
+	// [OwnedPods.Labels]; the map must not be modified while the
+	// PodControl is in use.
 	Labels map[string]string
 }
 
@@ -61,7 +66,24 @@ var (
 	_ reconcile.PodControl    = PodControl{}
 	_ reconcile.PodPatcher    = PodControl{}
 	_ reconcile.BatchReporter = PodControl{}
+	_ reconcile.PodStamper    = PodControl{}
+	_ reconcile.PodGetter     = PodControl{}
 )
+
+// PodStamp returns Labels, the map CreatePod stamps on every pod it
+// creates (nil: none), for the Controller's checks of the owner's selector
+// against the stamp and its restamping of a pod that lost it. The map is
+// Labels itself, not a copy: it must not be modified.
+func (c PodControl) PodStamp() map[string]string {
+	return c.Labels
+}
+
+// GetPod reads the pod namespace/name from the API server through Client
+// (a live read, no cache). A missing pod is an error for which
+// apierrors.IsNotFound holds; errors are returned as they are.
+func (c PodControl) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	return c.Client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+}
 
 // CreatePod creates pod in its namespace and returns the created pod, with
 // the name the API server generated from GenerateName, and with Labels

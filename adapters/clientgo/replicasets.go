@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -20,6 +21,15 @@ import (
 // it needs. The tuning fields keep their zero values (upstream's); set them
 // before [reconcile.NewController]. The informers are created in factory,
 // which the caller starts.
+//
+// Hooks.CreationsStopped records a Warning event on the owner with recorder
+// when the creation breaker stops its creates (docs/rules.md ).
+//
+// The pod informer is factory's and the PodControl stamps nothing: give it
+// a factory that selects every pod, as upstream. For a pod cache
+// restricted to the controller's own pods, take the pod informer from
+// [OwnedPods.Factory] and set PodControl.Labels from the same OwnedPods
+// (the OwnedPods example builds that Config).
 func ReplicaSets(client kubernetes.Interface, factory informers.SharedInformerFactory, recorder record.EventRecorder) reconcile.Config[*appsv1.ReplicaSet] {
 	cfg := reconcile.ReplicaSets()
 	rsInf, podInf := factory.Apps().V1().ReplicaSets().Informer(), factory.Core().V1().Pods().Informer()
@@ -28,5 +38,6 @@ func ReplicaSets(client kubernetes.Interface, factory informers.SharedInformerFa
 	cfg.Cluster.PodClient = PodControl{Client: client, Recorder: recorder}
 	cfg.Cluster.StatusWriter = ReplicaSetStatusWriter{Client: client}
 	cfg.Cluster.CacheVersions = CacheVersions(podInf, rsInf)
+	cfg.Hooks = podops.StoppedEvents(cfg.Hooks, recorder, cfg.Kind)
 	return cfg
 }

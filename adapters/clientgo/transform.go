@@ -38,8 +38,8 @@ var _ cache.TransformFunc = TrimManagedFields
 // conditions) sees them empty, so never install it on a factory other
 // controllers share. It does not modify the pod it is given (the informer
 // stores the new, small one); it never fails; it is idempotent and safe for
-// concurrent use. See [OwnedPods] for how to give the pods a factory of
-// their own.
+// concurrent use. [OwnedPods.Factory] gives the pods a factory of their
+// own.
 func LeanPods(obj any) (any, error) {
 	return podops.LeanPods(obj)
 }

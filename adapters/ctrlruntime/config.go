@@ -14,15 +14,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // ConfigOptions tune [NewConfig]. The zero value is upstream's behaviour:
 // no labels stamped, one event per pod, the consistency gate on.
 type ConfigOptions struct {
-	// PodLabels are stamped on every pod created ([PodControl].Labels),
-	// for a pod cache restricted to them ([OwnedPods]). Nil: none.
-	PodLabels map[string]string
+	// OwnedPods gives the labels stamped on every pod created
+	// ([PodControl].Labels), for a pod cache restricted to them: the same
+	// value whose [OwnedPods.CacheOptions] built the manager's cache
+	// options, so that the two cannot disagree. The zero value stamps
+	// nothing.
+	OwnedPods OwnedPods
 	// EventPerBatch records one SuccessfulCreate event per slow-start
 	// batch instead of one per pod ([PodControl].EventPerBatch).
 	EventPerBatch bool
@@ -41,13 +45,23 @@ type ConfigOptions struct {
 // Cluster filled from mgr: Owners ([NewOwners]: reads through
 // mgr.GetClient(), the re-read before adoption through mgr.GetAPIReader(),
 // ), Pods (over the client), PodClient ([PodControl] over the client,
-// recording core/v1 Events through a broadcaster that runs with mgr, under
-// the source component "<kind>-controller", e.g. replicaset-controller as
-// upstream), StatusWriter, Resource (below) and CacheVersions (from
-// mgr.GetCache(), [CacheVersions]). The caller sets Describe and Status
-// (reconcile.ReplicaSets() has upstream's for ReplicaSets) and any tuning,
-// then calls [reconcile.NewController] and [Register]. NewConfig adds the
-// recorder to mgr as a Runnable: call it before mgr.Start.
+// with mgr.GetAPIReader() as its APIReader and opts.OwnedPods' labels as
+// its Labels, recording core/v1 Events through a broadcaster that runs
+// with mgr, under the source component "<kind>-controller", e.g.
+// replicaset-controller as upstream), StatusWriter, Resource (below) and
+// CacheVersions (from mgr.GetCache(), [CacheVersions]), and
+// Hooks.CreationsStopped, which records a Warning event on an owner whose
+// creates the creation breaker stopped (docs/rules.md ). The caller sets
+// Describe and Status (reconcile.ReplicaSets() has upstream's for
+// ReplicaSets) and any tuning, then calls [reconcile.NewController] and
+// [Register]. NewConfig adds the recorder to mgr as a Runnable: call it
+// before mgr.Start.
+//
+// A manager does not expose the options its cache was built with, so
+// NewConfig cannot check that the pod cache selects the pods opts.OwnedPods
+// stamps: build the manager's cache options with the same value's
+// [OwnedPods.CacheOptions], which refuses a pod selector the stamp does not
+// meet.
 //
 // The consistency gate is on, as in upstream v1.37. A cache restricted to
 // namespaces exposes no informer store to read versions from: NewConfig
@@ -101,11 +115,12 @@ func newConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 		Cluster: reconcile.Cluster[T]{
 			Owners:       owners,
 			Pods:         Pods{Reader: c, index: &podIndex{informers: informers}},
-			PodClient:    PodControl{Client: c, Recorder: recorder, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch},
+			PodClient:    PodControl{Client: c, APIReader: live, Recorder: recorder, Labels: opts.OwnedPods.Labels(), EventPerBatch: opts.EventPerBatch},
 			StatusWriter: StatusWriter[T]{Client: c},
 			Resource:     resource,
 		},
 	}
+	cfg.Hooks = podops.StoppedEvents(cfg.Hooks, recorder, cfg.Kind)
 	if opts.NoCacheVersions {
 		cfg.Consistency.Disable = true
 		return cfg, nil

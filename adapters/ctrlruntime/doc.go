@@ -9,8 +9,9 @@
 // client.Client ([PodControl]), owner and pod lookups over a cache with live
 // reads through an API reader ([Owners], [Pods]), typed event handlers
 // ([PodHandler], [OwnerHandler]), the Reconciler adapter ([Reconciler]), the
-// status write ([StatusWriter]), the caches' versions ([CacheVersions]) and
-// the field indexes ([AddIndexes]). Package ctrlruntimetest runs a
+// status write ([StatusWriter]), the caches' versions ([CacheVersions]),
+// the field indexes ([AddIndexes]) and an owned-only pod cache whose
+// selection and the pod client's stamp come from one value ([OwnedPods]). Package ctrlruntimetest runs a
 // Controller on controller-runtime's fake client, its events fed, for unit
 // tests.
 //

@@ -116,30 +116,44 @@ func ExampleCacheVersions() {
 // A manager whose caches are lean: managedFields dropped everywhere
 // (TrimManagedFields), and a pod cache holding only the controller's own
 // running pods, each reduced to what the library reads (OwnedPods,
-// LeanPods). NewConfig gets the same labels, which its PodControl stamps
-// on every pod it creates.
+// LeanPods). One OwnedPods gives both the cache's pod selectors and, in
+// NewConfig, the labels its PodControl stamps on every pod it creates.
 func ExampleOwnedPods() {
-	managed := map[string]string{"example.com/managed-by": "replicasets"}
-	owned, err := ctrlruntime.OwnedPods(managed, true)
+	owned, err := ctrlruntime.NewOwnedPods(map[string]string{"example.com/managed-by": "replicasets"}, true)
 	if err != nil {
 		panic(err)
 	}
-	owned.Transform = ctrlruntime.LeanPods
 	opts := ctrl.Options{Cache: cache.Options{
 		DefaultTransform: ctrlruntime.TrimManagedFields,
-		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: owned},
+		ByObject:         map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: ctrlruntime.LeanPods}},
 	}}
-	fmt.Println(owned.Label, "|", owned.Field, "|", opts.Cache.DefaultTransform != nil)
-
-	mgr := offlineManager() // in a program: ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{PodLabels: managed})
+	// Refused if the options already select pods the stamp does not meet.
+	opts.Cache, err = owned.CacheOptions(opts.Cache)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(cfg.Cluster.PodClient.(ctrlruntime.PodControl).Labels)
+	pods := opts.Cache.ByObject[podKey(opts.Cache)]
+	fmt.Println(pods.Label, "|", pods.Field, "|", pods.Transform != nil)
+
+	mgr := offlineManager() // in a program: ctrl.NewManager(ctrl.GetConfigOrDie(), opts)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{OwnedPods: owned})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cfg.Cluster.PodClient.(reconcile.PodStamper).PodStamp())
 	// Output:
 	// example.com/managed-by=replicasets | status.phase!=Succeeded,status.phase!=Failed | true
 	// map[example.com/managed-by:replicasets]
+}
+
+// podKey returns the key of opts' ByObject entry for pods.
+func podKey(opts cache.Options) client.Object {
+	for obj := range opts.ByObject {
+		if _, ok := obj.(*corev1.Pod); ok {
+			return obj
+		}
+	}
+	return nil
 }
 
 // With controller-runtime's fake client, register the pod index (WithIndex)

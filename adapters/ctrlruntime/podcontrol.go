@@ -2,6 +2,7 @@ package ctrlruntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,19 +16,21 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// PodControl is the controller-runtime [reconcile.PodControl] and
-// [reconcile.PodPatcher]: it creates, deletes and patches pods through
-// Client and records an event on the pod's controller for every create and
-// delete outcome: FailedCreate (not when the namespace is
-// terminating), SuccessfulCreate, FailedDelete (not when the pod is already
-// gone) and SuccessfulDelete. Recorder is a record.EventRecorder (core/v1
-// Events, as upstream's and the client-go adapter's), which [NewConfig]
-// sets from the manager. Client is required (in a manager:
-// mgr.GetClient()); Recorder may be nil (no events); Labels, nil by default
-// (upstream), are stamped on every pod CreatePod creates, for a pod cache
-// restricted to them ([OwnedPods], docs/rules.md ). It keeps no state and is
-// safe for concurrent use; it never modifies the pods passed in (the client
-// is given copies).
+// PodControl is the controller-runtime [reconcile.PodControl],
+// [reconcile.PodPatcher], [reconcile.PodStamper] and [reconcile.PodGetter]:
+// it creates, deletes and patches pods through Client, reads them live
+// through APIReader, and records an event on the pod's controller for
+// every create and delete outcome: FailedCreate (not when the
+// namespace is terminating), SuccessfulCreate, FailedDelete (not when the
+// pod is already gone) and SuccessfulDelete. Recorder is a
+// record.EventRecorder (core/v1 Events, as upstream's and the client-go
+// adapter's), which [NewConfig] sets from the manager. Client is required
+// (in a manager: mgr.GetClient()); APIReader and Recorder may be nil (no
+// live read, no events); Labels, nil by default (upstream), are stamped on
+// every pod CreatePod creates, for a pod cache restricted to them
+// ([OwnedPods], docs/rules.md ). NewConfig sets all of them. It
+// keeps no state and is safe for concurrent use; it never modifies the
+// pods passed in (the client is given copies).
 //
 // DeletePod deletes with a UID precondition and reports a failed
 // precondition as NotFound — the same semantics as the client-go adapter,
@@ -35,8 +38,12 @@ import (
 // another object now holds its name, and that object must not be deleted.
 // Upstream deletes by name only.
 type PodControl struct {
-	Client   client.Client
-	Recorder record.EventRecorder
+	Client client.Client
+	// APIReader reads pods from the API server, bypassing the cache, for
+	// GetPod (in a manager: mgr.GetAPIReader()). Nil: GetPod fails with an
+	// error wrapping errors.ErrUnsupported.
+	APIReader client.Reader
+	Recorder  record.EventRecorder
 
 	// EventPerBatch, beyond upstream, records one SuccessfulCreate event
 	// per slow-start batch ("Created 4 pods: a, b, c, d") instead of one
@@ -49,7 +56,9 @@ type PodControl struct {
 	// is not modified). A template that sets one of these keys to another
 	// value fails the create before any API call (a FailedCreate event and
 	// the error). Deliberate difference from upstream, which creates pods
-	// with the template's labels only; nil: none added.
+	// with the template's labels only; nil: none added. NewConfig sets
+	// them from ConfigOptions.OwnedPods; the map must not be modified
+	// while the PodControl is in use.
 	Labels map[string]string
 }
 
@@ -57,7 +66,32 @@ var (
 	_ reconcile.PodControl    = PodControl{}
 	_ reconcile.PodPatcher    = PodControl{}
 	_ reconcile.BatchReporter = PodControl{}
+	_ reconcile.PodStamper    = PodControl{}
+	_ reconcile.PodGetter     = PodControl{}
 )
+
+// PodStamp returns Labels, the map CreatePod stamps on every pod it
+// creates (nil: none), for the Controller's checks of the owner's selector
+// against the stamp and its restamping of a pod that lost it. The map is
+// Labels itself, not a copy: it must not be modified.
+func (c PodControl) PodStamp() map[string]string {
+	return c.Labels
+}
+
+// GetPod reads the pod namespace/name through APIReader (a live read, no
+// cache). A missing pod is an error for which apierrors.IsNotFound holds;
+// errors are returned as they are. Without an APIReader it returns an
+// error wrapping errors.ErrUnsupported.
+func (c PodControl) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	if c.APIReader == nil {
+		return nil, fmt.Errorf("ctrlruntime: GetPod: PodControl.APIReader is nil: %w", errors.ErrUnsupported)
+	}
+	pod := &corev1.Pod{}
+	if err := c.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
 
 // CreatePod creates a copy of pod, with Labels added, and returns it as
 // created (name, UID, resourceVersion filled by the API server).

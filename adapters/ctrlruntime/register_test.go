@@ -90,10 +90,14 @@ func TestRegisterBuildsAController(t *testing.T) {
 // NewConfig reads owners through the manager's client (its cache, not
 // started here: ErrCacheNotStarted) and re-reads them live through its API
 // reader (R-9.5: here an API server that does not answer), never the
-// cached client; it adds its event recorder to the manager.
+// cached client; its pod client stamps OwnedPods' labels and reads pods
+// live through the API reader too; it adds its event recorder to the
+// manager.
 func TestNewConfigFromTheManager(t *testing.T) {
 	mgr := newManager(t)
-	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{PodLabels: map[string]string{"a": "b"}, EventPerBatch: true})
+	owned, err := ctrlruntime.NewOwnedPods(map[string]string{"a": "b"}, false)
+	require.NoError(t, err)
+	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{OwnedPods: owned, EventPerBatch: true})
 	require.NoError(t, err)
 	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cfg.Kind)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, cfg.Cluster.Resource)
@@ -102,6 +106,8 @@ func TestNewConfigFromTheManager(t *testing.T) {
 	pc, ok := cfg.Cluster.PodClient.(ctrlruntime.PodControl)
 	require.True(t, ok)
 	assert.Equal(t, map[string]string{"a": "b"}, pc.Labels)
+	assert.Equal(t, pc.Labels, pc.PodStamp(), "the stamp the Controller checks selectors against")
+	assert.Equal(t, mgr.GetAPIReader(), pc.APIReader, "GetPod reads the API server")
 	assert.True(t, pc.EventPerBatch)
 	assert.NotNil(t, pc.Recorder)
 	pc.Recorder.Eventf(&appsv1.ReplicaSet{}, corev1.EventTypeNormal, "Test", "dropped: the manager is not running")

@@ -25,10 +25,11 @@ var _ toolscache.TransformFunc = TrimManagedFields
 // it replaces each pod by [reconcile.LeanPod] of it, the fields the
 // library's rules read and nothing else (docs/rules.md, R-13.6), and drops
 // managedFields from any other object. Install it on the pods alone
-// (cache.Options.ByObject[&corev1.Pod{}].Transform; see the OwnedPods
-// example). Every rule answers the same on the lean pod; anything else reading pods
-// through the same manager cache (another controller, a webhook, a
-// Config.Status reading container fields) sees the dropped fields empty.
+// (cache.Options.ByObject[&corev1.Pod{}].Transform, which
+// [OwnedPods.CacheOptions] keeps; see the OwnedPods example). Every rule
+// answers the same on the lean pod; anything else reading pods through
+// the same manager cache (another controller, a webhook, a Config.Status
+// reading container fields) sees the dropped fields empty.
 // It does not modify the pod it is given; it never fails; it is idempotent
 // and safe for concurrent use.
 func LeanPods(obj any) (any, error) {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/status"
 )
 
 // Namespace is the prefix of the metrics that have no upstream name.
@@ -25,6 +26,7 @@ const (
 	ExpectationsResolvedName    = "reconcilekit_expectations_resolved_total"
 	StaleSyncSkipsName          = "reconcilekit_stale_sync_skips_total"
 	SortingDeletionAgeRatioName = "reconcilekit_sorting_deletion_age_ratio"
+	CreationsStoppedName        = "reconcilekit_creations_stopped_total"
 
 	ReplicaSetStaleSyncSkipsName          = "replicaset_controller_stale_sync_skips_total"
 	ReplicaSetSortingDeletionAgeRatioName = "replicaset_controller_sorting_deletion_age_ratio"
@@ -74,6 +76,7 @@ type Collector struct {
 	resolved     *prometheus.CounterVec
 	skips        *prometheus.CounterVec
 	ageRatio     prometheus.Histogram
+	stopped      *prometheus.CounterVec
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -122,6 +125,11 @@ func newCollector(kind schema.GroupVersionKind, resource schema.GroupResource, o
 			Help:        "Rounds of expectations raised: syncs that sent creates or deletes and wait to observe them before the owner's next sync acts.",
 			ConstLabels: own,
 		}),
+		stopped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        CreationsStoppedName,
+			Help:        "Owners whose pod creates were stopped because the pods created did not become the owner's (the creation breaker, docs/rules.md R-13.7), by the failure condition's reason: CreatedPodsNotSelected (the selector does not match them as created: a stamp it excludes, a webhook rewriting labels), CreatedPodsNotObserved (the pod cache cannot see them: a cache filter they do not meet). Any increase needs a person: alert on it.",
+			ConstLabels: own,
+		}, []string{"reason"}),
 		resolved: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        ExpectationsResolvedName,
 			Help:        "Rounds of expectations ended, by how: fulfilled (every expected event observed), resolved_by_evidence (the pod cache reached the controller's writes, EvidenceFirst), expired (the timeout fired, 5 minutes by default: events were missed or are late).",
@@ -167,6 +175,9 @@ func newCollector(kind schema.GroupVersionKind, resource schema.GroupResource, o
 	for _, r := range []expectations.Resolution{expectations.Fulfilled, expectations.ResolvedByEvidence, expectations.Expired} {
 		c.resolved.WithLabelValues(resolutionLabel(r))
 	}
+	for _, r := range []string{status.CreatedPodsNotSelected, status.CreatedPodsNotObserved} {
+		c.stopped.WithLabelValues(r)
+	}
 	c.skips.WithLabelValues(expectations.PodsResource.Group, expectations.PodsResource.Resource)
 	if resource.Resource != "" {
 		c.skips.WithLabelValues(resource.Group, resource.Resource)
@@ -208,5 +219,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Collector) all() []prometheus.Collector {
-	return []prometheus.Collector{c.syncs, c.syncDuration, c.deferrals, c.creates, c.deletes, c.raised, c.resolved, c.skips, c.ageRatio}
+	return []prometheus.Collector{c.syncs, c.syncDuration, c.deferrals, c.creates, c.deletes, c.raised, c.resolved, c.skips, c.ageRatio, c.stopped}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/fakeclock"
 	"github.com/reconcilekit/reconcilekit/reconcile"
+	"github.com/reconcilekit/reconcilekit/status"
 )
 
 var podSetKind = schema.GroupVersionKind{Group: "demo.reconcilekit.dev", Version: "v1alpha1", Kind: "PodSet"}
@@ -99,6 +100,7 @@ func TestNamesTypesAndLabelsAreStable(t *testing.T) {
 		telemetry.PodDeletesName:           {dto.MetricType_COUNTER, "controller,result"},
 		telemetry.ExpectationsRaisedName:   {dto.MetricType_COUNTER, "controller"},
 		telemetry.ExpectationsResolvedName: {dto.MetricType_COUNTER, "controller,resolution"},
+		telemetry.CreationsStoppedName:     {dto.MetricType_COUNTER, "controller,reason"},
 	}
 	withNames := func(extra map[string]family) map[string]family {
 		m := map[string]family{}
@@ -276,6 +278,7 @@ func TestInstrumentCombinesHooks(t *testing.T) {
 	cfg.Consistency.Deferred = func(key string, _ *expectations.StaleCacheError) { calls = append(calls, "deferred "+key) }
 	cfg.Hooks.DeletionVictim = func(key string, _ reconcile.Victim) { calls = append(calls, "victim "+key) }
 	cfg.Hooks.CreateBatch = func(key string, _ int) { calls = append(calls, "batch "+key) }
+	cfg.Hooks.CreationsStopped = func(key, reason, _ string) { calls = append(calls, "stopped "+key+" "+reason) }
 	before := fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Consistency.Deferred, cfg.Hooks.DeletionVictim)
 
 	got, c := telemetry.Instrument(cfg, telemetry.Options{})
@@ -287,7 +290,10 @@ func TestInstrumentCombinesHooks(t *testing.T) {
 	got.Consistency.Deferred("ns/a", &expectations.StaleCacheError{Resource: expectations.PodsResource})
 	got.Hooks.DeletionVictim("ns/a", reconcile.Victim{AgeRatio: 3, HasAgeRatio: true})
 	got.Hooks.CreateBatch("ns/a", 1)
-	assert.Equal(t, []string{"resolved ns/a Expired", "deferred ns/a", "victim ns/a", "batch ns/a"}, calls)
+	got.Hooks.CreationsStopped("ns/a", status.CreatedPodsNotObserved, "stopped")
+	assert.Equal(t, []string{"resolved ns/a Expired", "deferred ns/a", "victim ns/a", "batch ns/a", "stopped ns/a CreatedPodsNotObserved"}, calls)
+	assert.Equal(t, 1.0, value(t, reg, telemetry.CreationsStoppedName, map[string]string{"reason": status.CreatedPodsNotObserved}))
+	assert.Equal(t, 0.0, value(t, reg, telemetry.CreationsStoppedName, map[string]string{"reason": status.CreatedPodsNotSelected}))
 	assert.Equal(t, 1.0, value(t, reg, telemetry.ExpectationsResolvedName, map[string]string{"resolution": "expired"}))
 	assert.Equal(t, 1.0, value(t, reg, telemetry.ReplicaSetStaleSyncSkipsName, map[string]string{"group": "", "resource": "pods"}))
 	assert.Equal(t, 1.0, value(t, reg, telemetry.ReplicaSetSortingDeletionAgeRatioName, nil))

@@ -25,6 +25,7 @@ func ExampleInstrument() {
 		fmt.Println(f.GetName(), f.GetType())
 	}
 	// Output:
+	// reconcilekit_creations_stopped_total COUNTER
 	// reconcilekit_expectations_raised_total COUNTER
 	// reconcilekit_expectations_resolved_total COUNTER
 	// reconcilekit_pod_creates_total COUNTER

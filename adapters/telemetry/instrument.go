@@ -20,8 +20,9 @@ import (
 //
 // From the hooks come the expectation rounds' resolutions
 // (expectations.Hooks.Resolved), the gate's deferrals by resource
-// (reconcile.ConsistencyOptions.Deferred) and the deletion age ratio
-// (reconcile.Hooks.DeletionVictim); the rest comes from ObserveSync.
+// (reconcile.ConsistencyOptions.Deferred), the deletion age ratio
+// (reconcile.Hooks.DeletionVictim) and the stopped creations
+// (reconcile.Hooks.CreationsStopped); the rest comes from ObserveSync.
 func Instrument[T reconcile.Object](cfg reconcile.Config[T], opts Options) (reconcile.Config[T], *Collector) {
 	c := New(cfg.Kind, cfg.Cluster.Resource, opts)
 	cfg.Expectations.Hooks = c.ExpectationsHooks(cfg.Expectations.Hooks)
@@ -70,7 +71,8 @@ func (c *Collector) Consistency(prev reconcile.ConsistencyOptions) reconcile.Con
 }
 
 // Hooks returns prev with DeletionVictim calling prev's and then observing
-// the victim's age ratio: set it as Config.Hooks.
+// the victim's age ratio, and CreationsStopped calling prev's and then
+// counting the stop by reason: set it as Config.Hooks.
 func (c *Collector) Hooks(prev reconcile.Hooks) reconcile.Hooks {
 	h := prev
 	victim := prev.DeletionVictim
@@ -81,6 +83,13 @@ func (c *Collector) Hooks(prev reconcile.Hooks) reconcile.Hooks {
 		if v.HasAgeRatio {
 			c.ageRatio.Observe(v.AgeRatio)
 		}
+	}
+	stopped := prev.CreationsStopped
+	h.CreationsStopped = func(key, reason, message string) {
+		if stopped != nil {
+			stopped(key, reason, message)
+		}
+		c.stopped.WithLabelValues(reason).Inc()
 	}
 	return h
 }

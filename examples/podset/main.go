@@ -22,7 +22,13 @@
 // pods carrying it (an orphan without it is never adopted),
 // -drop-finished-pods leaves Succeeded and Failed pods out of the cache,
 // and -lean-pods keeps of each cached pod only what the library's rules
-// read (ctrlruntime.OwnedPods, ctrlruntime.LeanPods).
+// read (ctrlruntime.OwnedPods, ctrlruntime.LeanPods). One
+// ctrlruntime.OwnedPods value gives both the cache's pod selectors and the
+// labels stamped, so the two cannot disagree. The documented label is
+// -owned-pods-label=demo.reconcilekit.dev/owned=true (v1alpha1.OwnedLabel):
+// the CRD refuses a PodSet selector that mentions that key, and
+// config/admission's ValidatingAdmissionPolicy refuses an update that
+// removes it from a PodSet's pod.
 //
 // -metrics-secure serves -metrics-bind-address over HTTPS to callers that
 // kube-apiserver authenticates and authorizes (controller-runtime's
@@ -65,7 +71,7 @@ func main() {
 	burst := flag.Int("burst", 0, "client-side burst, with -qps")
 	workers := flag.Int("workers", ctrlruntime.DefaultWorkers, "concurrent syncs")
 	namespace := flag.String("namespace", "", "watch and reconcile PodSets and pods in this namespace only (\"\": all namespaces)")
-	ownedLabel := flag.String("owned-pods-label", "", "key=value[,key=value]: stamp these labels on every pod created and cache only the pods carrying them; an orphan without them is never seen nor adopted (\"\": every pod, as upstream)")
+	ownedLabel := flag.String("owned-pods-label", "", "key=value[,key=value]: stamp these labels on every pod created and cache only the pods carrying them; an orphan without them is never seen nor adopted (\"\": every pod, as upstream). The CRD and config/admission guard "+v1alpha1.OwnedLabel+"=true")
 	dropFinished := flag.Bool("drop-finished-pods", false, "leave Succeeded and Failed pods out of the pod cache (a field selector on status.phase); no sync reads them")
 	leanPods := flag.Bool("lean-pods", false, "cache of each pod only what the library's rules read (ctrlruntime.LeanPods)")
 	statusInterval := flag.Duration("status-interval", 0, "write a converging PodSet's status at most once per interval (the first write, a new generation, a failure and the converged status at once; 0: every change, as upstream)")
@@ -133,20 +139,24 @@ func main() {
 		log.Error(err, "-owned-pods-label")
 		os.Exit(2)
 	}
-	if len(podLabels) > 0 || *dropFinished || *leanPods {
-		owned, err := ctrlruntime.OwnedPods(podLabels, *dropFinished)
-		if err != nil {
-			log.Error(err, "-owned-pods-label")
-			os.Exit(2)
-		}
-		if *leanPods {
-			owned.Transform = ctrlruntime.LeanPods
-		}
-		if owned.Field != nil && mopts.Cache.DefaultFieldSelector != nil {
-			// A pod Field selector replaces the default one: keep -namespace.
-			owned.Field = fields.AndSelectors(owned.Field, mopts.Cache.DefaultFieldSelector)
-		}
-		mopts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: owned}
+	// One value for the pod cache's selectors and the labels stamped on
+	// every pod created (the controller's ConfigOptions below), so that the
+	// controller always sees the pods it creates. Its zero value, without
+	// -owned-pods-label and -drop-finished-pods, restricts nothing.
+	owned, err := ctrlruntime.NewOwnedPods(podLabels, *dropFinished)
+	if err != nil {
+		log.Error(err, "-owned-pods-label")
+		os.Exit(2)
+	}
+	if *leanPods {
+		mopts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: ctrlruntime.LeanPods}}
+	}
+	// The pods' entry keeps its Transform, and -namespace's field
+	// selector is ANDed into the pods' own.
+	mopts.Cache, err = owned.CacheOptions(mopts.Cache)
+	if err != nil {
+		log.Error(err, "-owned-pods-label")
+		os.Exit(2)
 	}
 	var fence func() error
 	if le.Enabled {
@@ -176,8 +186,8 @@ func main() {
 		// SetupWithManager gives Exact the pod cache's version.
 		Expectations: reconcile.ExpectationOptions{Exact: *exact},
 		Fence:        fence,
-		// The labels the pod cache selects (nil without -owned-pods-label).
-		PodLabels:      podLabels,
+		// The labels stamped: the ones the pod cache selects.
+		OwnedPods:      owned,
 		StatusInterval: *statusInterval,
 		EventPerBatch:  *eventPerBatch,
 	}

@@ -49,7 +49,8 @@ type Options struct {
 	// event. Its client argument is the plain fake client.
 	Interceptor interceptor.Funcs
 	// Config tunes the pod client as ctrlruntime.NewConfig's options do
-	// (PodLabels, EventPerBatch); NoCacheVersions changes nothing here.
+	// (OwnedPods' labels, EventPerBatch); NoCacheVersions changes nothing
+	// here. The fake client holds every pod: OwnedPods restricts no cache.
 	Config ctrlruntime.ConfigOptions
 	// Start is the fake clock's time at New; zero: DefaultStart.
 	Start time.Time
@@ -91,7 +92,8 @@ type change struct {
 
 // New builds an Env: a fake client holding opts.Objects, the Config of a
 // controller for T over it (as ctrlruntime.NewConfig fills it from a
-// manager: Kind, Cluster; and Clock), and the Controller build returns
+// manager: Kind, Cluster, with the fake client as the pod client's live
+// reader too; and Clock), and the Controller build returns
 // from that Config (build sets Describe, Status and any tuning, as the
 // code under test does with NewConfig's). It returns build's error.
 func New[T reconcile.Object](build func(reconcile.Config[T]) (*reconcile.Controller[T], error), opts Options) (*Env[T], error) {
@@ -155,13 +157,14 @@ func (e *Env[T]) config(owner T, scheme *runtime.Scheme, opts ctrlruntime.Config
 		return reconcile.Config[T]{}, err
 	}
 	resource, _ := meta.UnsafeGuessKindToResource(gvks[0])
+	pods := ctrlruntime.PodControl{Client: e.Client, APIReader: e.Client, Recorder: e.events, Labels: opts.OwnedPods.Labels(), EventPerBatch: opts.EventPerBatch}
 	return reconcile.Config[T]{
 		Kind:  gvks[0],
 		Clock: e.Clock,
 		Cluster: reconcile.Cluster[T]{
 			Owners:       owners,
 			Pods:         ctrlruntime.Pods{Reader: e.Client},
-			PodClient:    ctrlruntime.PodControl{Client: e.Client, Recorder: e.events, Labels: opts.PodLabels, EventPerBatch: opts.EventPerBatch},
+			PodClient:    pods,
 			StatusWriter: ctrlruntime.StatusWriter[T]{Client: e.Client},
 			Resource:     resource.GroupResource(),
 		},

@@ -173,16 +173,31 @@ func TestOwnerDeleteForgets(t *testing.T) {
 }
 
 // Enqueue queues a key by hand; the pod client takes the Config options
-// (labels stamped, R-13.5).
+// (labels stamped, R-13.5) and reads pods live from the fake client.
 func TestEnqueueAndConfigOptions(t *testing.T) {
-	env := newEnv(t, ctrlruntimetest.Options{Config: ctrlruntime.ConfigOptions{PodLabels: map[string]string{"owned": "yes"}}})
+	owned, err := ctrlruntime.NewOwnedPods(map[string]string{"owned": "yes"}, false)
+	require.NoError(t, err)
+	var pc reconcile.PodClient
+	env, err := ctrlruntimetest.New(func(cfg reconcile.Config[*appsv1.ReplicaSet]) (*reconcile.Controller[*appsv1.ReplicaSet], error) {
+		pc = cfg.Cluster.PodClient
+		return newController(cfg)
+	}, ctrlruntimetest.Options{Config: ctrlruntime.ConfigOptions{OwnedPods: owned}})
+	require.NoError(t, err)
 	require.NoError(t, env.Client.Create(t.Context(), replicaSet(1)))
-	_, err := env.Reconcile(ns + "/web")
+	_, err = env.Reconcile(ns + "/web")
 	require.NoError(t, err)
 	require.Len(t, pods(t, env), 1)
-	assert.Equal(t, "yes", pods(t, env)[0].Labels["owned"])
+	created := pods(t, env)[0]
+	assert.Equal(t, "yes", created.Labels["owned"])
 	env.Enqueue(ns + "/web")
 	require.NoError(t, env.Settle())
+
+	assert.Equal(t, map[string]string{"owned": "yes"}, pc.(reconcile.PodStamper).PodStamp())
+	live, err := pc.(reconcile.PodGetter).GetPod(t.Context(), ns, created.Name)
+	require.NoError(t, err)
+	assert.Equal(t, created.UID, live.UID)
+	_, err = pc.(reconcile.PodGetter).GetPod(t.Context(), ns, "gone")
+	assert.True(t, apierrors.IsNotFound(err), "a missing pod is NotFound: %v", err)
 }
 
 // New reports what it cannot build.

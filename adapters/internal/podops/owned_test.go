@@ -64,3 +64,52 @@ func TestSelectors(t *testing.T) {
 	_, _, err = podops.Selectors(map[string]string{"bad key!": "v"}, false)
 	assert.Error(t, err)
 }
+
+// Issue 40: one Owned holds the stamp and the selectors derived from it;
+// Admits says whether a pod cache's label selector keeps pods carrying
+// only the stamp.
+func TestOwned(t *testing.T) {
+	zero, err := podops.NewOwned(nil, false)
+	require.NoError(t, err)
+	assert.Equal(t, podops.Owned{}, zero, "no stamp, no dropFinished: the zero Owned")
+	ls, fs := zero.ListSelectors()
+	assert.Empty(t, ls)
+	assert.Empty(t, fs)
+	assert.True(t, zero.Admits(nil))
+	assert.True(t, zero.Admits(labels.Everything()))
+	assert.True(t, zero.Admits(labels.SelectorFromSet(nil)))
+	team, err := labels.Parse("team=a")
+	require.NoError(t, err)
+	assert.False(t, zero.Admits(team), "no stamp meets a selector that needs a label")
+	notCanary, err := labels.Parse("!canary")
+	require.NoError(t, err)
+	assert.True(t, zero.Admits(notCanary))
+
+	in := map[string]string{"example.com/managed-by": "podset"}
+	owned, err := podops.NewOwned(in, true)
+	require.NoError(t, err)
+	in["example.com/managed-by"] = "changed"
+	assert.Equal(t, map[string]string{"example.com/managed-by": "podset"}, owned.Stamp, "a copy")
+	ls, fs = owned.ListSelectors()
+	assert.Equal(t, "example.com/managed-by=podset", ls)
+	assert.Equal(t, "status.phase!=Succeeded,status.phase!=Failed", fs)
+	assert.True(t, owned.Admits(owned.Label))
+	assert.True(t, owned.Admits(notCanary))
+	assert.False(t, owned.Admits(team))
+	for _, s := range []string{"example.com/managed-by!=podset", "!example.com/managed-by", "example.com/managed-by notin (podset)", "example.com/managed-by=other"} {
+		sel, err := labels.Parse(s)
+		require.NoError(t, err)
+		assert.False(t, owned.Admits(sel), s)
+	}
+	assert.False(t, owned.Admits(labels.Nothing()))
+
+	finished, err := podops.NewOwned(nil, true)
+	require.NoError(t, err)
+	assert.Nil(t, finished.Stamp)
+	ls, fs = finished.ListSelectors()
+	assert.Empty(t, ls)
+	assert.Equal(t, "status.phase!=Succeeded,status.phase!=Failed", fs)
+
+	_, err = podops.NewOwned(map[string]string{"bad key!": "v"}, false)
+	assert.Error(t, err)
+}

@@ -26,7 +26,7 @@ type Options struct {
 	Hooks          reconcile.Hooks              // e.g. metrics of the manage step
 	Fence          func() error                 // leader election's fence (adapters/fencing); nil: never fenced
 	Workers        int                          // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
-	PodLabels      map[string]string            // stamped on every pod created, for an owned-pods cache (ctrlruntime.OwnedPods); nil: none
+	OwnedPods      ctrlruntime.OwnedPods        // its labels stamped on every pod created; the manager's cache options from the same value (OwnedPods.CacheOptions); zero: none
 	StatusInterval time.Duration                // a converging PodSet's status written at most this often (reconcile.Config.StatusInterval); 0: every change
 	EventPerBatch  bool                         // one SuccessfulCreate event per slow-start batch instead of per pod
 }
@@ -60,7 +60,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
 	opts.Consistency = collector.Consistency(opts.Consistency)
 	opts.Hooks = collector.Hooks(opts.Hooks)
-	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr, ctrlruntime.ConfigOptions{PodLabels: opts.PodLabels, EventPerBatch: opts.EventPerBatch})
+	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr, ctrlruntime.ConfigOptions{OwnedPods: opts.OwnedPods, EventPerBatch: opts.EventPerBatch})
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 // New builds the Controller from cfg, whose Kind and Cluster the adapter
 // filled (ctrlruntime.NewConfig from a manager; ctrlruntimetest.New in
 // tests): what a PodSet asks for (Describe), its status (Status, a pure
-// function; the library writes it) and opts' tuning. opts.PodLabels and
+// function; the library writes it) and opts' tuning. opts.OwnedPods and
 // opts.EventPerBatch are the pod client's, set by the adapter.
 func New(cfg reconcile.Config[*v1alpha1.PodSet], opts Options) (*Controller, error) {
 	cfg.Expectations = opts.Expectations

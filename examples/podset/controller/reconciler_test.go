@@ -64,7 +64,7 @@ func newHarnessWith(t *testing.T, ps *v1alpha1.PodSet, funcs interceptor.Funcs, 
 		Scheme:      newScheme(t),
 		Objects:     []client.Object{ps},
 		Interceptor: funcs,
-		Config:      ctrlruntime.ConfigOptions{PodLabels: opts.PodLabels, EventPerBatch: opts.EventPerBatch},
+		Config:      ctrlruntime.ConfigOptions{OwnedPods: opts.OwnedPods, EventPerBatch: opts.EventPerBatch},
 		Start:       t0,
 	})
 	require.NoError(t, err)
@@ -363,8 +363,9 @@ func TestInvalidSpecIsTerminal(t *testing.T) {
 		{"selector operator", func(s *v1alpha1.PodSetSpec) {
 			s.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus", Values: []string{"web"}}}}
 		}, "spec.selector.matchExpressions[0].operator: Invalid value"},
-		// R-14.4
-		{"template without labels", func(s *v1alpha1.PodSetSpec) { s.Template.Labels = nil }, "spec.template.metadata.labels: Required value"},
+		// R-14.3: apps/v1 accepts a template without labels only when the
+		// selector matches empty labels; this one needs app=web.
+		{"template without labels", func(s *v1alpha1.PodSetSpec) { s.Template.Labels = nil }, "spec.template.metadata.labels: Invalid value"},
 		// R-14.5
 		{"restartPolicy Never", func(s *v1alpha1.PodSetSpec) { s.Template.Spec.RestartPolicy = corev1.RestartPolicyNever }, `spec.template.spec.restartPolicy: Unsupported value: "Never"`},
 		{"restartPolicy OnFailure", func(s *v1alpha1.PodSetSpec) { s.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure }, `spec.template.spec.restartPolicy: Unsupported value: "OnFailure"`},
@@ -464,20 +465,53 @@ func TestInvalidSpecIsTerminalWithItsCondition(t *testing.T) {
 	}
 }
 
-// R-13.5: with PodLabels (-owned-pods-label) every pod the controller
-// creates carries them, next to the template's labels.
+// R-13.5: with OwnedPods (-owned-pods-label) every pod the controller
+// creates carries its labels, next to the template's labels.
 func TestPodLabelsAreStamped(t *testing.T) {
-	stamp := map[string]string{"example.com/managed-by": "podset"}
-	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{PodLabels: stamp})
-	_, err := h.reconcile()
+	owned, err := ctrlruntime.NewOwnedPods(map[string]string{v1alpha1.OwnedLabel: "true"}, false)
+	require.NoError(t, err)
+	h := newHarnessWith(t, podSet(3), interceptor.Funcs{}, controller.Options{OwnedPods: owned})
+	_, err = h.reconcile()
 	require.NoError(t, err)
 	pods := h.pods()
 	require.Len(t, pods, 3)
 	for _, p := range pods {
-		assert.Equal(t, "podset", p.Labels["example.com/managed-by"], p.Name)
+		assert.Equal(t, "true", p.Labels[v1alpha1.OwnedLabel], p.Name)
 		for k, v := range h.podSet().Spec.Template.Labels {
 			assert.Equal(t, v, p.Labels[k], p.Name)
 		}
 	}
-	assert.NotContains(t, h.podSet().Spec.Template.Labels, "example.com/managed-by", "the template is not modified")
+	assert.NotContains(t, h.podSet().Spec.Template.Labels, v1alpha1.OwnedLabel, "the template is not modified")
+}
+
+// R-14.3, issue 40: a PodSet whose selector excludes the label the
+// controller stamps (DoesNotExist on its key, or NotIn its value; the CRD
+// refuses both, so only a PodSet stored without the CRD's rules gets
+// here) would release every pod it creates and create it again without
+// end. No pod is created and every reconcile is terminal, with the
+// ReplicaFailure condition naming the stamp.
+func TestSelectorExcludingTheStampIsTerminal(t *testing.T) {
+	owned, err := ctrlruntime.NewOwnedPods(map[string]string{v1alpha1.OwnedLabel: "true"}, false)
+	require.NoError(t, err)
+	for name, excluding := range map[string]metav1.LabelSelectorRequirement{
+		"DoesNotExist": {Key: v1alpha1.OwnedLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+		"NotIn":        {Key: v1alpha1.OwnedLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ps := podSet(3)
+			ps.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{excluding}
+			h := newHarnessWith(t, ps, interceptor.Funcs{}, controller.Options{OwnedPods: owned})
+			for range 4 {
+				err := h.env.Settle()
+				require.Error(t, err)
+				assert.ErrorIs(t, err, reconcile.ErrTerminal)
+				h.env.Enqueue(ns + "/web")
+			}
+			assert.Empty(t, h.pods(), "no pod created")
+			cond := meta.FindStatusCondition(h.podSet().Status.Conditions, v1alpha1.ConditionReplicaFailure)
+			require.NotNil(t, cond, "the ReplicaFailure condition is written")
+			assert.Equal(t, metav1.ConditionTrue, cond.Status)
+			assert.Contains(t, cond.Message, v1alpha1.OwnedLabel, "the message names the stamp")
+		})
+	}
 }

@@ -35,6 +35,16 @@ func addKnownTypes(s *runtime.Scheme) error {
 // deleting pods fails (package status, SetReplicaFailure).
 const ConditionReplicaFailure = "ReplicaFailure"
 
+// OwnedLabel is the label key the PodSet controller stamps, with the value
+// "true", on every pod it creates when its pod cache holds only its own
+// pods (-owned-pods-label=demo.reconcilekit.dev/owned=true; docs/rules.md
+// A PodSet's selector must not mention it: one that excludes it
+// would release every pod created. The CRD refuses such a selector, and
+// config/admission's ValidatingAdmissionPolicy refuses an update that
+// removes the label from a pod a PodSet controls (which the pod cache
+// would report as deleted).
+const OwnedLabel = "demo.reconcilekit.dev/owned"
+
 // PodSetSpec is the desired state of a PodSet.
 type PodSetSpec struct {
 	// Replicas is the number of pods to keep running; nil means 1.
