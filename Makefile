@@ -25,8 +25,9 @@ E2E_TIMEOUT   ?= 20m
 DEMO_CLUSTER_ARGS ?=
 FUZZTIME      ?= 30s
 SOAKCHECKS    ?= 5000
-# Cases of reconcile's TestModelSafeWithAnyOwner (issue 32) in make soak;
-# make test runs its default, 50,000 (safetyCases).
+# Cases of reconcile's TestModelSafeWithAnyOwner (issue 32) and
+# TestModelNeverRunsAway (issue 40) in make soak; make test runs their
+# defaults, 50,000 each (safetyCases, configSafetyCases).
 SAFETY_SOAK_CASES ?= 1000000
 BENCHTIME     ?= 1s
 # test/conformance is a module of its own (it requires k8s.io/kubernetes);
@@ -184,9 +185,10 @@ fuzz: ## every fuzz target of the root module for FUZZTIME each (long; not in ma
 		done; \
 	done; echo "fuzz: $$n targets, $(FUZZTIME) each"
 
-soak: ## the property and model-based tests with SOAKCHECKS rapid checks, TestModelSafeWithAnyOwner with SAFETY_SOAK_CASES (long)
-	$(GO) test -race -count=1 -run 'Propert|Model|Sim' -skip '^TestModelSafeWithAnyOwner$$' $(RAPID_PKGS) -args -rapid.checks=$(SOAKCHECKS)
+soak: ## the property and model-based tests with SOAKCHECKS rapid checks, TestModelSafeWithAnyOwner and TestModelNeverRunsAway with SAFETY_SOAK_CASES (long)
+	$(GO) test -race -count=1 -run 'Propert|Model|Sim' -skip '^TestModel(SafeWithAnyOwner|NeverRunsAway)$$' $(RAPID_PKGS) -args -rapid.checks=$(SOAKCHECKS)
 	$(GO) test -race -count=1 -timeout 60m -run '^TestModelSafeWithAnyOwner$$' ./reconcile/ -args -rapid.checks=$(SOAKCHECKS) -safety.cases=$(SAFETY_SOAK_CASES)
+	$(GO) test -race -count=1 -timeout 60m -run '^TestModelNeverRunsAway$$' ./reconcile/ -args -rapid.checks=$(SOAKCHECKS) -configsafety.cases=$(SAFETY_SOAK_CASES)
 
 scenarios: ## print the exact-expectations scenario tables (reconcile)
 	$(GO) test -count=1 -run 'Scenario' -v ./reconcile/

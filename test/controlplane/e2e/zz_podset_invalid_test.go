@@ -59,7 +59,7 @@ var invalidPodSets = []invalidPodSet{
 		name:      "selector-empty",
 		edit:      func(s map[string]any) { set(s, map[string]any{}, "selector") },
 		crd:       []string{"spec.selector: Invalid value", "empty selector is invalid for deployment"},
-		condition: []string{"spec.selector: Invalid value", "empty selector is invalid for deployment"},
+		condition: []string{"spec.selector: Invalid value", "empty selector is invalid for PodSet"},
 	},
 	{
 		name:      "selector-missing",
@@ -102,10 +102,12 @@ var invalidPodSets = []invalidPodSet{
 		condition: []string{"spec.selector.matchExpressions[0].values: Forbidden", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"},
 	},
 	{
-		name:      "template-unlabelled",
-		edit:      func(s map[string]any) { unstructured.RemoveNestedField(s, "template", "metadata", "labels") },
-		crd:       []string{"spec.template.metadata.labels: Required value: a pod template without labels is not supported"},
-		condition: []string{"spec.template.metadata.labels: Required value: a pod template without labels is not supported"},
+		name: "template-unlabelled",
+		edit: func(s map[string]any) { unstructured.RemoveNestedField(s, "template", "metadata", "labels") },
+		crd:  []string{"spec.template.metadata.labels: Required value: a pod template without labels is not supported"},
+		// apps/v1 accepts a label-less template whose selector matches
+		// empty labels; this selector needs one.
+		condition: []string{"spec.template.metadata.labels: Invalid value", "`selector` does not match template `labels`"},
 		orphan:    true,
 	},
 	{
@@ -114,7 +116,7 @@ var invalidPodSets = []invalidPodSet{
 		name:      "template-missing",
 		edit:      func(s map[string]any) { unstructured.RemoveNestedField(s, "template") },
 		crd:       []string{"spec.template: Required value"},
-		condition: []string{"spec.template.metadata.labels: Required value: a pod template without labels is not supported"},
+		condition: []string{"spec.template.metadata.labels: Invalid value", "`selector` does not match template `labels`"},
 		orphan:    true,
 	},
 	{
@@ -135,7 +137,7 @@ var invalidPodSets = []invalidPodSet{
 		name:      "active-deadline",
 		edit:      func(s map[string]any) { set(s, int64(60), "template", "spec", "activeDeadlineSeconds") },
 		crd:       []string{"spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"},
-		condition: []string{"spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"},
+		condition: []string{"spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in PodSet is not Supported"},
 		orphan:    true,
 	},
 	{
