@@ -499,3 +499,31 @@ func TestParityWithAppsV1(t *testing.T) {
 		assert.Zero(t, pods, "deleting needs no template")
 	})
 }
+
+// a pod client that may not read pods (RBAC without get) answers
+// Forbidden; the pod that left the cache is then taken as gone and
+// replaced, as upstream would, instead of holding the owner forever.
+func TestStrippedStampWithoutGetIsReplaced(t *testing.T) {
+	w := newStampWorld(stampLabels)
+	w.filter = func(l map[string]string) bool { return l[stampKey] == "web" }
+	c := newStampController(t, w, stampRS(1, &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}), fakeclock.New(time.Unix(1e9, 0)), true,
+		func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+			client := w.client()
+			client.Get = func(_ context.Context, _, name string) (*corev1.Pod, error) {
+				return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, name, errors.New("no get"))
+			}
+			cfg.Cluster.PodClient = client
+		})
+	_, err := c.Sync(t.Context(), "default/web")
+	require.NoError(t, err)
+	w.deliver(c)
+	list, _ := w.List("default")
+	require.Len(t, list, 1)
+	w.relabel(list[0].Name, func(l map[string]string) { delete(l, stampKey) })
+	w.deliver(c)
+	res, err := c.Sync(t.Context(), "default/web")
+	require.NoError(t, err)
+	assert.Empty(t, res.Restamped)
+	_, creates := w.counts()
+	assert.Equal(t, 2, creates, "replaced, as upstream")
+}

@@ -97,7 +97,9 @@ type PodStamper interface {
 // deletion) before it replaces it. GetPod returns an error for
 // which k8s.io/apimachinery/pkg/api/errors.IsNotFound holds when the pod
 // does not exist; errors.ErrUnsupported means no live read is available.
-// It must be safe for concurrent use.
+// It needs get on pods (RBAC): a Forbidden answer is taken as no live
+// read, so the pod is replaced, as upstream would. It must be safe for
+// concurrent use.
 type PodGetter interface {
 	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }

@@ -28,8 +28,9 @@ import (
 // Either way a pod that still exists, is controlled by the owner and
 // matches is held: it counts against the pods to create, and is checked
 // again by later syncs until the cache shows it. Without a [PodGetter]
-// (or with one that answers errors.ErrUnsupported) the pods are taken as
-// gone, as upstream's view of a deletion. listed are the pods the sync
+// (or with one that answers errors.ErrUnsupported, or Forbidden: RBAC
+// without get on pods) the pods are taken as gone, as upstream's view of a
+// deletion. listed are the pods the sync
 // read: a pod among them is back in the cache and needs no check. unseen
 // are the held pods that carry the stamp and that the cache has passed
 // without showing them: it cannot see them. suspect are the
@@ -71,6 +72,11 @@ func (c *Controller[T]) recheckVanished(ctx context.Context, key string, owner T
 		case errors.Is(gerr, errors.ErrUnsupported):
 			c.noLiveReads.Store(true)
 			return 0, nil, nil, nil, nil
+		case apierrors.IsForbidden(gerr):
+			// No permission to read pods (RBAC without get): the pod is
+			// taken as gone, upstream's view, rather than held forever.
+			c.breaker.withdraw(key, p.UID)
+			continue
 		case apierrors.IsNotFound(gerr):
 			c.breaker.withdraw(key, p.UID) // gone: no evidence against the cache
 			continue

@@ -213,3 +213,19 @@ func TestNewErrors(t *testing.T) {
 	}, ctrlruntimetest.Options{})
 	assert.ErrorContains(t, err, "Describe")
 }
+
+// Issue 40: an orphan adopted and deleted in the same sync (a ReplicaSet
+// of 0 replicas adopting a matching orphan, R-12.2, then deleting the
+// surplus, R-9.3) records its SuccessfulDelete event against the owner:
+// the delete gets the pod as adopted, with its controller reference.
+// Before, it got the orphan as listed, and no event was recorded.
+func TestAdoptedAndDeletedInOneSyncRecordsTheEvent(t *testing.T) {
+	orphan := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stray", UID: "stray-uid", Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+	}
+	env := newEnv(t, ctrlruntimetest.Options{Objects: []client.Object{replicaSet(0), orphan}})
+	require.NoError(t, env.Settle())
+	assert.Empty(t, pods(t, env), "adopted, then deleted as surplus")
+	assert.Equal(t, []string{"Normal SuccessfulDelete Deleted pod: stray"}, env.Events())
+}

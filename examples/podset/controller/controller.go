@@ -43,7 +43,7 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets/status,verbs=update
 // +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupWithManager builds the Controller from mgr and registers it there.

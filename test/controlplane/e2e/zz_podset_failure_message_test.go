@@ -131,3 +131,58 @@ func TestPodSetFailureMessageFitsTheCondition(t *testing.T) {
 		return n == 0 && len(conds) == 0, fmt.Sprintf("%d live, conditions %v", n, conds), nil
 	})
 }
+
+// TestPodSetStrippedStampIsPutBack (issue 40, R-13.7): with an owned-only
+// pod cache (-owned-pods-label), removing the stamp from a controlled pod
+// makes the label-selected watch report it as deleted. The controller reads
+// it live and puts the stamp back; no replacement pod is created.
+func TestPodSetStrippedStampIsPutBack(t *testing.T) {
+	const (
+		replicas = 3
+		stampKey = "demo.reconcilekit.dev/owned"
+	)
+	cp := sharedControlPlane(t)
+	ctx := testContext(t)
+	client := kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	dyn := dynamic.NewForConfigOrDie(cp.RESTConfig())
+	applyPodSetCRD(t, ctx, dyn)
+	ns := newNamespace(t, ctx, client)
+	pods := watchPods(t, ctx, client, ns)
+	_, podset := buildControllers(t)
+	kubeconfig := bindRole(t, cp, "podset", applyClusterRole(t, cp, "podset", nil), podSetUser, "")
+	startProc(t, "podset", podset, "-kubeconfig", kubeconfig, "-namespace", ns, "-owned-pods-label", stampKey+"=true")
+	const owner = "PodSet/stamped"
+	psc := dyn.Resource(podSetGVR).Namespace(ns)
+
+	pods.allow(owner, replicas)
+	_, err := psc.Create(ctx, newPodSet("stamped", replicas), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitFor(t, ctx, convergeTimeout, fmt.Sprintf("%d pods", replicas), func(context.Context) (bool, string, error) {
+		n := len(pods.live(owner))
+		return n == replicas, fmt.Sprintf("%d live", n), nil
+	})
+
+	for round := range 3 {
+		victim := pods.live(owner)[round%replicas]
+		strip := fmt.Appendf(nil, `{"metadata":{"labels":{%q:null}}}`, stampKey)
+		_, err := client.CoreV1().Pods(ns).Patch(ctx, victim, types.StrategicMergePatchType, strip, metav1.PatchOptions{})
+		require.NoError(t, err)
+		waitFor(t, ctx, convergeTimeout, "the stamp back on "+victim, func(ctx context.Context) (bool, string, error) {
+			p, err := client.CoreV1().Pods(ns).Get(ctx, victim, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return p.Labels[stampKey] == "true", fmt.Sprintf("labels %v", p.Labels), nil
+		})
+	}
+	// A scale-up by one, synced after every strip: a replacement, had one
+	// been made, would be among the pods ever owned.
+	pods.allow(owner, replicas+1)
+	_, err = psc.Patch(ctx, "stamped", types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas+1), metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitFor(t, ctx, convergeTimeout, fmt.Sprintf("%d pods", replicas+1), func(context.Context) (bool, string, error) {
+		n := len(pods.live(owner))
+		return n == replicas+1, fmt.Sprintf("%d live", n), nil
+	})
+	require.Len(t, pods.everOwnedBy(owner), replicas+1, "no replacement pod was ever created")
+}
