@@ -222,7 +222,10 @@ func TestOwnedPodsCacheListsWithTheStamp(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = c.Start(ctx) }()
 	defer func() { cancel(); <-done }()
-	_, err = c.GetInformer(ctx, &corev1.Pod{})
+	// Not blocking until synced: the fake server's watch delivers nothing,
+	// and client-go v0.37's informer lists through that watch
+	// (WatchListClient), so it would never sync.
+	_, err = c.GetInformer(ctx, &corev1.Pod{}, cache.BlockUntilSynced(false))
 	require.NoError(t, err)
 	var first url.Values
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && first == nil; time.Sleep(5 * time.Millisecond) {
