@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -186,36 +187,12 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	res.Active, res.Terminating = claimed.active, claimed.terminating
 	res.Diff = len(res.Active) - int(o.Replicas)
 
-	if !res.Deleting && c.breaker.tracks(key) {
-		stopped, opened := c.breaker.settle(key, obj, pods, res.Active, res.Released, c.podCacheVersion(), c.manager.now(), c.creationWait(), int(o.Replicas), c.manager.burst(), c.canReadLive())
-		if opened {
-			c.manager.Hooks.stopped(key, stopped)
-		}
-		if noCreate == nil && stopped != nil {
-			noCreate = stopped
-		}
+	held, stopped, err := c.guardCreates(ctx, key, obj, &o, selector, stamp, pods, &res)
+	if err != nil {
+		return res, err
 	}
-	held := 0
-	if !res.Deleting && res.Diff < 0 {
-		var unseen, suspect []*corev1.Pod
-		held, unseen, suspect, res.Restamped, err = c.recheckVanished(ctx, key, obj, selector, stamp, pods, -res.Diff)
-		if err != nil {
-			return res, err
-		}
-		stopped, opened := c.breaker.strikeExisting(key, obj, suspect, int(o.Replicas), c.manager.burst())
-		if s, o := c.breaker.unseen(key, obj, unseen); s != nil {
-			stopped, opened = s, opened || o
-		}
-		if opened {
-			c.manager.Hooks.stopped(key, stopped)
-		}
-		if noCreate == nil && stopped != nil {
-			noCreate = stopped
-		}
-	} else {
-		// Nothing would replace them; those that hold a strike are read
-		// again when the owner wants pods, or the breaker could not close.
-		c.breaker.dropVanished(key)
+	if noCreate == nil {
+		noCreate = stopped
 	}
 
 	if res.Satisfied && !res.Deleting {
@@ -365,6 +342,52 @@ func splitKey(key string) (namespace, name string, err error) {
 		return parts[0], parts[1], nil
 	}
 	return "", "", fmt.Errorf("reconcile: malformed owner key %q: want \"namespace/name\" or \"name\"", key)
+}
+
+// guardCreates runs the creation breaker's part of a sync, after
+// the claim: it settles the pods the Controller created against what the
+// sync listed, reads live the controlled pods that left the pod cache
+// without being deleted (stamping back or releasing them), and returns how
+// many existing pods are held out of the cache's view (not to be
+// replaced) and, when the owner must stop creating, the error that says
+// why. err is a live read that failed: the sync is retried.
+func (c *Controller[T]) guardCreates(ctx context.Context, key string, obj T, o *Owner, selector labels.Selector, stamp map[string]string, pods []*corev1.Pod, res *SyncResult) (held int, stop, err error) {
+	if res.Deleting {
+		return 0, nil, nil
+	}
+	var stopped *stoppedError
+	if c.breaker.tracks(key) {
+		var opened bool
+		stopped, opened = c.breaker.settle(key, obj, pods, res.Active, res.Released, c.podCacheVersion(), c.manager.now(), c.creationWait(), int(o.Replicas), c.manager.burst(), c.canReadLive())
+		if opened {
+			c.manager.Hooks.stopped(key, stopped)
+		}
+	}
+	if res.Diff >= 0 {
+		// Nothing would replace them; those that hold a strike are read
+		// again when the owner wants pods, or the breaker could not close.
+		c.breaker.dropVanished(key)
+	} else {
+		var unseen, suspect []*corev1.Pod
+		held, unseen, suspect, res.Restamped, err = c.recheckVanished(ctx, key, obj, selector, stamp, pods, -res.Diff)
+		if err != nil {
+			return held, nil, err
+		}
+		s, opened := c.breaker.strikeExisting(key, obj, suspect, int(o.Replicas), c.manager.burst())
+		if u, o := c.breaker.unseen(key, obj, unseen); u != nil {
+			s, opened = u, opened || o
+		}
+		if opened {
+			c.manager.Hooks.stopped(key, s)
+		}
+		if stopped == nil {
+			stopped = s
+		}
+	}
+	if stopped == nil {
+		return held, nil, nil // no typed nil in the error
+	}
+	return held, stopped, nil
 }
 
 // onlyTemplateMissing reports whether the one failure of errs is a missing
