@@ -29,11 +29,10 @@ func (m *Manager) ManageReplicas(ctx context.Context, owner Owner, active, relat
 // manageListed is the manage step of [Controller.Sync]. Its active pods are
 // claimed from one listing of Config.Cluster.Pods, which repeats no pod but in a rare
 // race (see [Pods]), so it skips ManageReplicas' check for repeats on every
-// sync: that check made a sync of 1,000 pods with nothing to do 1.41x slower
-// (CPU time of BenchmarkControllerSync with and without it, 12 interleaved
-// rounds, 2-core machine, 2026-11-26). It checks where a repeat would do
-// harm, before deleting: a pod counted twice would cost a live pod. Without
-// the check a repeat can only make the step create fewer pods, never more.
+// sync, where it cost more than it guards (docs/design/sync.md#measurements-behind-the-code).
+// It checks where a repeat would do harm, before deleting: a pod counted
+// twice would cost a live pod. Without the check a repeat can only make the
+// step create fewer pods, never more.
 //
 // held counts the owner's pods that exist but are not among active (they
 // left the pod cache without being deleted and are being stamped back,

@@ -60,12 +60,9 @@ var keySeed = maphash.MakeSeed()
 // building a set; a false positive (a hash collision) only sends the caller
 // to the exact check.
 //
-// It pays for itself where it runs on every call, ManageReplicas: with a
-// plain map of every key instead, a call with nothing to do at 1,000 pods
-// (BenchmarkManageReplicas/1000to1000, which is this check and little else)
-// took 3.46x the CPU time, median of 12 interleaved rounds [2.17x..4.41x],
-// 2-core machine, 2026-11-26 (a clever layer stays only where it buys
-// 1.5x). Controller.Sync does not call it on every sync (manageListed).
+// It runs on every ManageReplicas call, where a plain map of every key was
+// measured far slower (docs/design/sync.md#measurements-behind-the-code).
+// Controller.Sync does not call it on every sync (manageListed).
 func mayRepeat(active []*corev1.Pod) bool {
 	if len(active) < 2 {
 		return len(active) == 1 && active[0] == nil

@@ -38,8 +38,8 @@ func Run(ctx context.Context, count int, opts Options, fn func(ctx context.Conte
 	b := &batch{ctx: ctx, fn: fn}
 	// One method value for the whole run: `go work()` then allocates nothing
 	// per call, unlike a fresh closure (or sync.WaitGroup.Go) per goroutine.
-	// A plain `go b.call(j)` with an error slot per call ran at 0.92x–1.06x
-	// upstream's speed, this at 1.23x–1.39x (docs/design/slowstart.md).
+	// A plain `go b.call(j)` with an error slot per call was measured slower
+	// (docs/design/slowstart.md).
 	work := b.work
 	for done, size := 0, 0; done < count; done += size {
 		if ctx.Err() != nil {
