@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
 )
@@ -188,18 +187,6 @@ func BenchmarkHotPath(b *testing.B) {
 			tr.Satisfied(rsKey)
 		}
 	})
-	b.Run("Satisfied/PerKindExpiry", func(b *testing.B) {
-		tr := expectations.New(expectations.Options{
-			CreationExpiry: expectations.ExpireAfter(time.Minute),
-			DeletionExpiry: expectations.ExpireNever(),
-		})
-		tr.AddCreationKey(rsKey, "default/a")
-		tr.AddDeletionKey(rsKey, "default/b")
-		b.ReportAllocs()
-		for b.Loop() {
-			tr.Satisfied(rsKey)
-		}
-	})
 	b.Run("Satisfied/EvidenceFirst", func(b *testing.B) {
 		tr := expectations.New(expectations.Options{
 			Policy: expectations.EvidenceFirst,
@@ -227,15 +214,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	})
 	evidence.ExpectCreations(rsKey, 1)
 	evidence.Gate().Wrote(rsKey, "", expectations.PodsResource, "2000")
-	perKind := expectations.New(expectations.Options{
-		CreationExpiry: expectations.ExpireAfter(time.Minute),
-		DeletionExpiry: expectations.ExpireNever(),
-	})
-	perKind.AddCreationKey(rsKey, "default/a")
-	perKind.AddDeletionKey(rsKey, "default/b")
 	calls := map[string]func(){
-		"Satisfied per-kind expiry":     func() { perKind.Satisfied(rsKey) },
-		"Check per-kind expiry":         func() { perKind.Check(rsKey) },
 		"CreationObserved":              func() { tr.CreationObserved(rsKey) },
 		"DeletionObserved":              func() { tr.DeletionObserved(rsKey, "default/a") },
 		"Satisfied pending":             func() { tr.Satisfied(rsKey) },

@@ -85,9 +85,8 @@ type Gate struct {
 	caches   map[schema.GroupResource]func() string
 	deferred func(key string, err *StaleCacheError)
 
-	// mu is one mutex: a Gate split in 64 locked shards measured no
-	// faster on BenchmarkControllerSyncParallel, where every sync takes
-	// it up to three times (see the measurements on Tracker.mu).
+	// mu is one mutex, not shards: docs/design/expectations.md ("One
+	// mutex") has the measurement.
 	mu      sync.Mutex
 	records map[string]*writes // nil until the first Wrote
 	// trackers are fed the pod writes. The Gate holds them weakly, so

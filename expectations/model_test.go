@@ -1,16 +1,12 @@
 package expectations_test
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
 	"github.com/reconcilekit/reconcilekit/expectations"
@@ -20,14 +16,13 @@ import (
 // modelRecord is the plain-Go model of one key's expectations, written
 // straight from docs/rules.md §2–§3 and the Tracker's documented extensions.
 type modelRecord struct {
-	adds, dels         int
-	since              time.Time
-	addSince, delSince time.Time       // when each kind was last armed
-	delKeys            map[string]bool // nil: ExpectDeletions never called
-	addKeys            map[string]bool
-	trackAdds          bool
-	writeRV            string // highest well-formed write this round, "" if none
-	writeBad           bool   // a malformed write was recorded this round
+	adds, dels int
+	since      time.Time
+	delKeys    map[string]bool // nil: ExpectDeletions never called
+	addKeys    map[string]bool
+	trackAdds  bool
+	writeRV    string // highest well-formed write this round, "" if none
+	writeBad   bool   // a malformed write was recorded this round
 
 	pendingSeen, resolved bool // for Hooks.Resolved
 }
@@ -43,42 +38,13 @@ type trackerModel struct {
 	policy  expectations.ExpiryPolicy
 	ttl     time.Duration   // effective TTL
 	safety  time.Duration   // effective safety limit
-	limits  []time.Duration // ages worth probing: TTL, safety limit, as configured, per-kind limits
+	limits  []time.Duration // ages worth probing: TTL, safety limit, as configured
 	records map[string]*modelRecord
-
-	// creation and deletion are the per-kind expiries; perKind is set when
-	// either is not the zero Expiry.
-	creation, deletion modelExpiry
-	perKind            bool
-}
-
-// modelExpiry is the model's reading of an Expiry: "" (inherit), "after",
-// "never" or "now".
-type modelExpiry struct {
-	mode  string
-	after time.Duration
-}
-
-func drawExpiry(t *rapid.T, label string) (expectations.Expiry, modelExpiry) {
-	switch rapid.SampledFrom([]string{"", "", "after", "after0", "never", "now"}).Draw(t, label) {
-	case "after":
-		d := rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second, time.Hour}).Draw(t, label+"After")
-		return expectations.ExpireAfter(d), modelExpiry{"after", d}
-	case "after0": // ExpireAfter(d <= 0) is ExpireNow
-		return expectations.ExpireAfter(-time.Duration(rapid.IntRange(0, 1).Draw(t, label+"Neg"))), modelExpiry{mode: "now"}
-	case "never":
-		return expectations.ExpireNever(), modelExpiry{mode: "never"}
-	case "now":
-		return expectations.ExpireNow(), modelExpiry{mode: "now"}
-	}
-	return expectations.Expiry{}, modelExpiry{}
 }
 
 var (
-	modelKeys = []string{"", "default/web", "default/web/workers", "other/db"}
-	// modelPrefixes select none, one, some or all of modelKeys.
-	modelPrefixes = []string{"", "default/", "default/web", "default/web/", "other/db", "x"}
-	modelPodKeys  = []string{"default/p0", "default/p1", "default/p2", "default/p3"}
+	modelKeys    = []string{"", "default/web", "default/web/workers", "other/db"}
+	modelPodKeys = []string{"default/p0", "default/p1", "default/p2", "default/p3"}
 	// modelRVs mixes well-formed resourceVersions with malformed ones.
 	modelRVs = []string{"5", "9", "10", "12", "100", "", "0", "007", "x1"}
 )
@@ -106,10 +72,6 @@ func newTrackerModel(t *rapid.T) *trackerModel {
 	}
 	m.safety = max(m.safety, m.ttl)
 	m.limits = []time.Duration{m.ttl, m.safety, opts.SafetyLimit}
-	opts.CreationExpiry, m.creation = drawExpiry(t, "creationExpiry")
-	opts.DeletionExpiry, m.deletion = drawExpiry(t, "deletionExpiry")
-	m.perKind = m.creation.mode != "" || m.deletion.mode != ""
-	m.limits = append(m.limits, m.creation.after, m.deletion.after)
 	opts.Clock = m.clk
 	opts.Gate = new(expectations.Gate) // a Gate without caches: writes, no evidence
 	if rapid.Bool().Draw(t, "cacheVersion") {
@@ -160,7 +122,6 @@ func (m *trackerModel) startRound(key string, adds, dels int) *modelRecord {
 		m.records[key] = r
 	}
 	r.adds, r.dels, r.since = adds, dels, m.clk.Now()
-	r.addSince, r.delSince = r.since, r.since
 	r.writeRV, r.writeBad = "", false
 	r.pendingSeen, r.resolved = !r.fulfilled(), false
 	return r
@@ -194,116 +155,6 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 			r := m.startRound(key, 0, len(set))
 			r.delKeys = set
 			r.addKeys = nil // no creation expected any more; trackAdds stays
-		},
-		"AddCreationKey": func(t *rapid.T) {
-			key, podKey := drawKey(t), drawPodKey(t)
-			m.tr.AddCreationKey(key, podKey)
-			r := m.records[key]
-			if r == nil {
-				r = &modelRecord{}
-				m.records[key] = r
-			}
-			m.dropTimedOut(r)
-			delSince := r.delSince
-			if r.adds <= 0 || !r.trackAdds { // afresh, or counted creations kept
-				if r.adds < 0 {
-					r.adds = 0
-				}
-				r.addKeys = nil
-			}
-			if r.addKeys == nil {
-				r.addKeys = map[string]bool{}
-			}
-			r.trackAdds = true
-			if !r.addKeys[podKey] {
-				r.addKeys[podKey] = true
-				r.adds++
-			}
-			m.startRound(key, r.adds, r.dels)
-			r.delSince = delSince
-		},
-		"AddDeletionKey": func(t *rapid.T) {
-			key, podKey := drawKey(t), drawPodKey(t)
-			m.tr.AddDeletionKey(key, podKey)
-			r := m.records[key]
-			if r == nil {
-				r = &modelRecord{}
-				m.records[key] = r
-			}
-			m.dropTimedOut(r)
-			addSince := r.addSince
-			if r.dels <= 0 { // afresh: no stale key settles it
-				r.dels = 0
-				r.delKeys = nil
-			}
-			if r.delKeys == nil {
-				r.delKeys = map[string]bool{}
-			}
-			if !r.delKeys[podKey] {
-				r.delKeys[podKey] = true
-				r.dels++
-			}
-			m.startRound(key, r.adds, r.dels)
-			r.addSince = addSince
-		},
-		"DeletePrefix": func(t *rapid.T) {
-			prefix := rapid.SampledFrom(modelPrefixes).Draw(t, "prefix")
-			want := 0
-			for key := range m.records {
-				if strings.HasPrefix(key, prefix) {
-					delete(m.records, key)
-					want++
-				}
-			}
-			if got := m.tr.DeletePrefix(prefix); got != want {
-				t.Fatalf("DeletePrefix(%q) = %d, want %d", prefix, got, want)
-			}
-		},
-		"Observe": func(t *rapid.T) {
-			key := drawKey(t)
-			states := map[string]string{}
-			for _, podKey := range modelPodKeys {
-				states[podKey] = rapid.SampledFrom([]string{"absent", "present", "terminating", "error"}).Draw(t, "state "+podKey)
-			}
-			lookup := func(podKey string) (*corev1.Pod, error) {
-				switch states[podKey] {
-				case "present":
-					return &corev1.Pod{}, nil
-				case "terminating":
-					return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}}, nil
-				case "error":
-					return nil, errors.New("lookup failed")
-				}
-				return nil, nil
-			}
-			observed, err := m.tr.Observe(key, lookup)
-			want, wantErr := 0, false
-			if r := m.records[key]; r != nil {
-				creations, deletions := m.wantPendingKeys(r)
-				for _, podKey := range creations {
-					switch states[podKey] {
-					case "present", "terminating":
-						delete(r.addKeys, podKey)
-						r.adds--
-						want++
-					case "error":
-						wantErr = true
-					}
-				}
-				for _, podKey := range deletions {
-					switch states[podKey] {
-					case "absent", "terminating":
-						delete(r.delKeys, podKey)
-						r.dels--
-						want++
-					case "error":
-						wantErr = true
-					}
-				}
-			}
-			if observed != want || (err != nil) != wantErr {
-				t.Fatalf("Observe(%q) = %d, %v; want %d, error %v", key, observed, err, want, wantErr)
-			}
 		},
 		"CreationObserved": func(t *rapid.T) {
 			key := drawKey(t)
@@ -399,8 +250,7 @@ func (m *trackerModel) actions() map[string]func(*rapid.T) {
 			}
 			limit := rapid.SampledFrom(m.limits).Draw(t, "limit")
 			extra := rapid.SampledFrom([]time.Duration{-time.Nanosecond, 0, time.Nanosecond}).Draw(t, "extra")
-			from := rapid.SampledFrom([]time.Time{r.since, r.addSince, r.delSince}).Draw(t, "from")
-			m.clk.Set(from.Add(limit + extra))
+			m.clk.Set(r.since.Add(limit + extra))
 		},
 		"": m.check,
 	}
@@ -421,15 +271,12 @@ func (m *trackerModel) want(key string) expectations.Status {
 	if r.fulfilled() {
 		return verdict(true, expectations.Fulfilled)
 	}
-	if m.perKind {
-		return m.wantKinds(r, st)
-	}
 	res := m.policyVerdict(r, age)
 	return verdict(res.Satisfied, res.Resolution)
 }
 
 // policyVerdict is the Tracker's policy on a pending round whose age is
-// given; kinds judged alone pass their own age.
+// given.
 func (m *trackerModel) policyVerdict(r *modelRecord, age time.Duration) expectations.Status {
 	verdict := func(satisfied bool, res expectations.Resolution) expectations.Status {
 		return expectations.Status{Satisfied: satisfied, Resolution: res}
@@ -456,98 +303,6 @@ func (m *trackerModel) policyVerdict(r *modelRecord, age time.Duration) expectat
 		return verdict(true, expectations.Expired)
 	}
 	return verdict(false, expectations.Waiting)
-}
-
-// kindVerdict judges one pending kind, armed at since, under its expiry.
-func (m *trackerModel) kindVerdict(r *modelRecord, e modelExpiry, since time.Time) expectations.Status {
-	age := m.clk.Now().Sub(since)
-	switch e.mode {
-	case "now":
-		return expectations.Status{Satisfied: true, Resolution: expectations.Expired}
-	case "never":
-		return expectations.Status{Resolution: expectations.Waiting}
-	case "after":
-		if age > e.after {
-			return expectations.Status{Satisfied: true, Resolution: expectations.Expired}
-		}
-		return expectations.Status{Resolution: expectations.Waiting}
-	}
-	return m.policyVerdict(r, age)
-}
-
-// wantKinds is the verdict with a per-kind expiry: satisfied when every
-// pending kind is; WaitingForCache if a waiting kind waits for the cache;
-// Expired over ResolvedByEvidence once satisfied.
-func (m *trackerModel) wantKinds(r *modelRecord, st expectations.Status) expectations.Status {
-	var kinds []expectations.Status
-	if r.adds > 0 {
-		kinds = append(kinds, m.kindVerdict(r, m.creation, r.addSince))
-	}
-	if r.dels > 0 {
-		kinds = append(kinds, m.kindVerdict(r, m.deletion, r.delSince))
-	}
-	st.Satisfied, st.Resolution = true, expectations.ResolvedByEvidence
-	for _, k := range kinds {
-		if k.Resolution == expectations.Expired {
-			st.Resolution = expectations.Expired
-		}
-	}
-	for _, k := range kinds {
-		if !k.Satisfied {
-			st.Satisfied = false
-			if st.Resolution != expectations.WaitingForCache {
-				st.Resolution = k.Resolution
-			}
-		}
-	}
-	return st
-}
-
-// timedOut is the time-only limit of a kind, which PendingKeys and the Add
-// calls apply: its expiry, else the TTL (no limit under NeverExpire, the
-// safety limit under EvidenceFirst).
-func (m *trackerModel) timedOut(e modelExpiry, since time.Time) bool {
-	age := m.clk.Now().Sub(since)
-	switch e.mode {
-	case "now":
-		return true
-	case "never":
-		return false
-	case "after":
-		return age > e.after
-	}
-	switch m.policy {
-	case expectations.NeverExpire:
-		return false
-	case expectations.EvidenceFirst:
-		return age > m.safety
-	}
-	return age > m.ttl
-}
-
-// dropTimedOut models the Add calls forgetting a kind past its limit.
-func (m *trackerModel) dropTimedOut(r *modelRecord) {
-	if r.adds > 0 && m.timedOut(m.creation, r.addSince) {
-		r.adds, r.addKeys = 0, nil
-	}
-	if r.dels > 0 && m.timedOut(m.deletion, r.delSince) {
-		r.dels = 0
-		if r.delKeys != nil {
-			r.delKeys = map[string]bool{}
-		}
-	}
-}
-
-// wantPendingKeys is what PendingKeys returns: the keys of each kind still
-// pending and not past its time limit.
-func (m *trackerModel) wantPendingKeys(r *modelRecord) (creations, deletions []string) {
-	if r.adds > 0 && !m.timedOut(m.creation, r.addSince) {
-		creations = sortedModelKeys(r.addKeys)
-	}
-	if r.dels > 0 && !m.timedOut(m.deletion, r.delSince) {
-		deletions = sortedModelKeys(r.delKeys)
-	}
-	return creations, deletions
 }
 
 // check compares every observable of every key with the model.
@@ -587,23 +342,6 @@ func (m *trackerModel) check(t *rapid.T) {
 		}
 		if got, want := snap.CreationKeys, sortedModelKeys(r.addKeys); !slices.Equal(got, want) {
 			t.Fatalf("key %q: CreationKeys = %v, want %v", key, got, want)
-		}
-		creations, deletions := m.tr.PendingKeys(key)
-		wantCreations, wantDeletions := m.wantPendingKeys(r)
-		if !slices.Equal(creations, wantCreations) || !slices.Equal(deletions, wantDeletions) {
-			t.Fatalf("key %q: PendingKeys = %v, %v; want %v, %v", key, creations, deletions, wantCreations, wantDeletions)
-		}
-	}
-	for _, prefix := range modelPrefixes {
-		var want []string
-		for key := range m.records {
-			if strings.HasPrefix(key, prefix) {
-				want = append(want, key)
-			}
-		}
-		slices.Sort(want)
-		if got := m.tr.KeysWithPrefix(prefix); !slices.Equal(got, want) {
-			t.Fatalf("KeysWithPrefix(%q) = %q, want %q", prefix, got, want)
 		}
 	}
 	if m.hooks != nil {

@@ -12,10 +12,14 @@ import (
 // (and perhaps over-creating) is preferred to stalling the key forever.
 const DefaultSafetyLimit = 30 * time.Minute
 
-// ExpiryPolicy decides when pending expectations stop blocking a key. A
-// fulfilled record (both counters at most zero) is satisfied under every
-// policy, and a key without a record always is. Values other than the
-// constants behave as ExpireAfterTTL.
+// ExpiryPolicy is a Tracker's one answer to "when does a pending
+// expectation stop blocking its key" ([Options].Policy): after the TTL
+// (ExpireAfterTTL, upstream's), when the evidence says so or after the
+// safety limit (EvidenceFirst), or never (NeverExpire). It applies to the
+// round as a whole, creations and deletions alike, as upstream's single
+// timeout does. A fulfilled record (both counters at most zero) is
+// satisfied under every policy, and a key without a record always is.
+// Values other than the constants behave as ExpireAfterTTL.
 type ExpiryPolicy int
 
 const (
@@ -169,13 +173,12 @@ func (t *Tracker) Check(key string) Status {
 
 // view is what a verdict needs from a record, copied under the lock.
 type view struct {
-	adds, dels         int
-	since              time.Time
-	addSince, delSince time.Time
-	round              uint64
-	writeRV            string
-	writeBad           bool
-	hookDue            bool
+	adds, dels int
+	since      time.Time
+	round      uint64
+	writeRV    string
+	writeBad   bool
+	hookDue    bool
 }
 
 // verdict is a Status plus what Snapshot reports about how it was reached.
@@ -194,7 +197,6 @@ func (t *Tracker) check(key string, wantAge bool) Status {
 	}
 	v := view{
 		adds: r.adds, dels: r.dels, since: r.since,
-		addSince: r.addSince, delSince: r.delSince,
 		writeRV: r.writeRV, writeBad: r.writeBad,
 		hookDue: t.opts.Hooks.Resolved != nil && r.pendingSeen && !r.resolved,
 	}
@@ -229,9 +231,6 @@ func (t *Tracker) judge(v *view, wantAge bool) verdict {
 			d.Age = t.since(v.since)
 		}
 		return d
-	}
-	if t.perKind() {
-		return t.judgeKinds(v)
 	}
 	return t.judgeRound(v, t.since(v.since))
 }

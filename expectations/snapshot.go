@@ -78,7 +78,6 @@ func (t *Tracker) Snapshot(key string) (Snapshot, bool) {
 	}
 	v := view{
 		adds: r.adds, dels: r.dels, since: r.since,
-		addSince: r.addSince, delSince: r.delSince,
 		writeRV: r.writeRV, writeBad: r.writeBad,
 	}
 	snap.found = true

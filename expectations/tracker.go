@@ -15,20 +15,26 @@ type Clock interface{ Now() time.Time }
 
 // Options configures a [Tracker]. The zero Options reproduce upstream
 // Kubernetes exactly; every other field value is a documented opt-in.
+//
+// When a pending expectation stops blocking its key is one decision,
+// Policy, with the one duration that policy reads: TTL under
+// ExpireAfterTTL (upstream's), SafetyLimit under EvidenceFirst (and TTL
+// when there is no evidence), none under NeverExpire. [ExpiryPolicy]
+// describes each choice and its failure mode.
 type Options struct {
 	// TTL is how long after the last Set or Expect call a key with pending
-	// expectations still blocks: a record strictly older than TTL counts as
-	// satisfied. Zero or negative means DefaultTTL. Under
-	// NeverExpire it is not used; under EvidenceFirst it applies when there
-	// is no usable evidence.
+	// expectations still blocks under ExpireAfterTTL: a record strictly
+	// older than TTL counts as satisfied. Zero or negative means
+	// DefaultTTL. See Policy for the other policies.
 	TTL time.Duration
 
 	// Clock supplies the time for timestamps and expiry. Nil means the real
 	// clock (time.Now).
 	Clock Clock
 
-	// Policy decides when pending expectations stop blocking. The zero value
-	// is ExpireAfterTTL, upstream's behaviour.
+	// Policy decides when pending expectations stop blocking: the zero
+	// value is ExpireAfterTTL, upstream's behaviour; [ExpiryPolicy] has the
+	// others.
 	Policy ExpiryPolicy
 
 	// SafetyLimit bounds, under EvidenceFirst only, how long a key waits for
@@ -54,18 +60,6 @@ type Options struct {
 	// caller's.
 	Gate *Gate
 
-	// CreationExpiry and DeletionExpiry, beyond upstream, time each kind of
-	// pending expectation apart: e.g. creations that stop blocking 30
-	// seconds after they were recorded, while deletions wait for their
-	// events however long they take ([ExpireAfter], [ExpireNever],
-	// [ExpireNow]). A kind with its own Expiry is timed from when it was
-	// last armed (Set, an Expect call, or its Add call), and the key is
-	// satisfied once every pending kind is. The zero Expiry leaves the kind
-	// to TTL and Policy; with both zero the Tracker is upstream's, one
-	// timeout for the whole round.
-	CreationExpiry Expiry
-	DeletionExpiry Expiry
-
 	// Hooks are called on notable transitions, for metrics. The zero Hooks
 	// call nothing.
 	Hooks Hooks
@@ -74,8 +68,11 @@ type Options struct {
 // Tracker records, per controller key, how many creations and deletions a
 // controller has asked the API for and not yet observed through its informer,
 // and which pod keys ("namespace/name") it expects to see deleted (and, opted
-// in, created). It combines upstream's ControllerExpectations and
-// UIDTrackingControllerExpectations in one type (docs/rules.md §2–§3).
+// in, created), one round at a time: each Set or Expect call starts a new
+// round for its key. It combines upstream's ControllerExpectations and
+// UIDTrackingControllerExpectations in one type (docs/rules.md §2–§3). A
+// controller that records pods one at a time, per pod group, uses the
+// per-pod tracker of package expectations/perpod instead.
 //
 // The zero Tracker is ready to use, with the real clock, [DefaultTTL] and
 // upstream's [ExpireAfterTTL]; use [New] for other Options. A Tracker must
@@ -88,26 +85,8 @@ type Options struct {
 type Tracker struct {
 	opts Options
 
-	// mu is one mutex, not shards (issue 26): 64 independently locked
-	// shards did not win the 1.5x that would pay for them once the
-	// consistency gate's lock, taken by every sync, is counted. Measured
-	// on the 2-core machine, 2026-11-26, loaded by a concurrent
-	// make compare run, as interleaved runs of test binaries built from
-	// each variant (12 runs each, -benchtime 500ms; medians, then range):
-	//
-	//	BenchmarkControllerSyncParallel (reconcile, 64 owners, both cores):
-	//	  one mutex 9.06 µs/op (5.23–13.26), 64 shards 8.81 µs/op (5.23–16.28)
-	//	BenchmarkVsExpectationsParallel (test/conformance, 100 keys),
-	//	upstream's time / ours, per run:
-	//	  one mutex 1.73x (1.19–2.92), 64 shards 1.38x (1.02–2.02)
-	//
-	// A 64-shard Gate beside either changed neither beyond the noise.
-	// The 2026-11-24 figure that introduced the shards (1.57x on the
-	// second benchmark) was not reproduced, but the load hid contention:
-	// BenchmarkParallelControl, the yardstick, went from 9.6 to 8.5 ns/op
-	// from -cpu 1 to -cpu 2 instead of halving. A quiet host may show the
-	// shards ahead on the second benchmark; it cannot on the first, where
-	// each lock is held for tens of nanoseconds of a 5–10 µs sync.
+	// mu is one mutex, not shards: the measurement that decided it is in
+	// docs/design/expectations.md ("One mutex").
 	mu      sync.Mutex
 	records map[string]*record // nil until the first Set or Expect call
 	rounds  uint64             // numbers the rounds started
@@ -117,12 +96,7 @@ type Tracker struct {
 // time since the last Set or Expect call).
 type record struct {
 	adds, dels int
-	since      time.Time // when the round started; refreshed only by Set/Expect*/Add* (R-2.7)
-
-	// addSince and delSince are when each kind's pending expectations were
-	// last armed: both by Set and Expect*, one kind by its Add call. Only a
-	// per-kind Expiry reads them; otherwise since decides for both kinds.
-	addSince, delSince time.Time
+	since      time.Time // when the round started; refreshed only by Set and Expect* (R-2.7)
 
 	// writeRV is the highest resourceVersion recorded by Wrote for pods this
 	// round ("" if none); writeBad is set when one did not parse, which makes
@@ -166,7 +140,6 @@ func (r *record) notePending() {
 func (t *Tracker) startRound(r *record, adds, dels int, now time.Time) {
 	t.rounds++
 	r.adds, r.dels, r.since, r.round = adds, dels, now, t.rounds
-	r.addSince, r.delSince = now, now
 	r.writeRV, r.writeBad = "", false
 	r.pendingSeen, r.resolved = false, false
 	r.notePending()

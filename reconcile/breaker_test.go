@@ -414,12 +414,11 @@ func TestStrippedPodTheSelectorMissesIsReleased(t *testing.T) {
 // rejected with what to use instead.
 func TestExpectationDurationsThatStallAreRejected(t *testing.T) {
 	cases := map[string]func(*reconcile.ExpectationOptions){
-		"negative CreationExpiry": func(e *reconcile.ExpectationOptions) { e.CreationExpiry = -time.Second },
-		"CreationExpiry too long": func(e *reconcile.ExpectationOptions) { e.CreationExpiry = 24 * time.Hour },
-		"DeletionExpiry too long": func(e *reconcile.ExpectationOptions) { e.DeletionExpiry = reconcile.MaxExpiry + 1 },
-		"negative TTL":            func(e *reconcile.ExpectationOptions) { e.TTL = -1 },
-		"TTL too long":            func(e *reconcile.ExpectationOptions) { e.TTL = 1000 * time.Hour },
-		"negative SafetyLimit":    func(e *reconcile.ExpectationOptions) { e.SafetyLimit = -time.Minute },
+		"negative TTL":         func(e *reconcile.ExpectationOptions) { e.TTL = -1 },
+		"TTL just too long":    func(e *reconcile.ExpectationOptions) { e.TTL = reconcile.MaxExpiry + 1 },
+		"TTL too long":         func(e *reconcile.ExpectationOptions) { e.TTL = 1000 * time.Hour },
+		"negative SafetyLimit": func(e *reconcile.ExpectationOptions) { e.SafetyLimit = -time.Minute },
+		"SafetyLimit too long": func(e *reconcile.ExpectationOptions) { e.SafetyLimit = 24 * time.Hour },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -437,8 +436,8 @@ func TestExpectationDurationsThatStallAreRejected(t *testing.T) {
 	w := newStampWorld(nil)
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), w, w.client()
 	(&recStatus{}).use(&cfg)
-	cfg.Expectations.CreationExpiry = time.Minute
-	cfg.Expectations.DeletionExpiry = reconcile.MaxExpiry
+	cfg.Expectations.TTL = time.Minute
+	cfg.Expectations.SafetyLimit = reconcile.MaxExpiry
 	_, err := reconcile.NewController(cfg)
 	assert.NoError(t, err)
 }

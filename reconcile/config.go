@@ -136,25 +136,14 @@ func (o RankingOptions) podrank(now time.Time) podrank.Options {
 // ExpectationOptions configures a [Controller]'s expectations Tracker. The
 // Tracker's clock is Config.Clock and its evidence the Controller's own
 // consistency gate. The zero value is upstream's: counted creations, one
-// timeout of expectations.DefaultTTL per round.
+// timeout of expectations.DefaultTTL per round. A round stops
+// blocking after the TTL, or, with Exact, when the evidence says so (or
+// after the SafetyLimit): one answer for creations and deletions alike.
 type ExpectationOptions struct {
 	// TTL is how long a round of pending expectations blocks before it
 	// counts as satisfied. 0 means expectations.DefaultTTL (5 minutes);
 	// NewController rejects a negative TTL and one above MaxExpiry.
 	TTL time.Duration
-	// CreationExpiry and DeletionExpiry time each kind of pending
-	// expectation apart: pending creations (deletions) stop
-	// blocking once they are older than the duration, whatever Exact's
-	// evidence says (expectations.ExpireAfter). Zero leaves the kind to TTL
-	// (and to Exact's evidence). A negative duration, or one above
-	// MaxExpiry, is rejected by NewController: a Controller never calls
-	// Tracker.Observe, so a kind that waited forever would stall an owner
-	// after one lost event, and one that never waited would create again
-	// before the cache can show the pods. (The Expiry modes, ExpireNever
-	// and ExpireNow included, remain for standalone Trackers, through
-	// expectations.Options.)
-	CreationExpiry time.Duration
-	DeletionExpiry time.Duration
 	// Exact turns on reconcilekit's exact expectations (beyond upstream):
 	// creations tracked by pod key, a failed create's name retried first,
 	// and a round decided from the pod cache's version
@@ -262,8 +251,8 @@ func (c *Config[T]) validateOptIns() error {
 	return c.Expectations.validate()
 }
 
-// MaxExpiry is the longest duration [ExpectationOptions] accepts for TTL,
-// CreationExpiry, DeletionExpiry and SafetyLimit: an owner whose pod event
+// MaxExpiry is the longest duration [ExpectationOptions] accepts for TTL
+// and SafetyLimit: an owner whose pod event
 // was lost waits at most that long before its next round. Upstream's one
 // timeout is 5 minutes.
 const MaxExpiry = time.Hour
@@ -277,8 +266,6 @@ func (e *ExpectationOptions) validate() error {
 		zero string
 	}{
 		{"TTL", e.TTL, "expectations.DefaultTTL, 5m"},
-		{"CreationExpiry", e.CreationExpiry, "the TTL"},
-		{"DeletionExpiry", e.DeletionExpiry, "the TTL"},
 		{"SafetyLimit", e.SafetyLimit, "expectations.DefaultSafetyLimit"},
 	}
 	for _, f := range durations {
@@ -292,27 +279,16 @@ func (e *ExpectationOptions) validate() error {
 	return nil
 }
 
-// expiryOf is the expectations.Expiry of a per-kind duration: zero
-// inherits the TTL.
-func expiryOf(d time.Duration) expectations.Expiry {
-	if d == 0 {
-		return expectations.Expiry{}
-	}
-	return expectations.ExpireAfter(d)
-}
-
 // trackerOptions returns the expectations.Options of the Controller's
 // Tracker, on gate.
 func (c *Config[T]) trackerOptions(gate *expectations.Gate) expectations.Options {
 	e := c.Expectations
 	opts := expectations.Options{
-		TTL:            e.TTL,
-		Clock:          c.Clock,
-		SafetyLimit:    e.SafetyLimit,
-		Gate:           gate,
-		CreationExpiry: expiryOf(e.CreationExpiry),
-		DeletionExpiry: expiryOf(e.DeletionExpiry),
-		Hooks:          e.Hooks,
+		TTL:         e.TTL,
+		Clock:       c.Clock,
+		SafetyLimit: e.SafetyLimit,
+		Gate:        gate,
+		Hooks:       e.Hooks,
 	}
 	if e.Exact {
 		opts.Policy = expectations.EvidenceFirst

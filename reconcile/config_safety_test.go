@@ -28,8 +28,8 @@ import (
 //   - the pod cache's filter: every pod, owned-only on the stamp's label,
 //     owned-only on a label the stamp does not set, owned-only dropping
 //     finished pods;
-//   - Exact on or off, cache versions supplied or not, the TTL and
-//     CreationExpiry, a status interval, lean pods, the burst, a fence
+//   - Exact on or off, cache versions supplied or not, the TTL and the
+//     SafetyLimit, a status interval, lean pods, the burst, a fence
 //     that may refuse writes;
 //   - the environment: a mutating admission that rewrites the selected
 //     label or strips the stamp on create, an actor that strips the stamp
@@ -127,7 +127,7 @@ type configCase struct {
 	exact          bool
 	versions       bool // Cluster.CacheVersions.Pods is set (Exact needs it)
 	ttl            time.Duration
-	creationExpiry time.Duration
+	safetyLimit    time.Duration
 	statusInterval time.Duration
 	lean           bool
 	fence          bool
@@ -135,9 +135,9 @@ type configCase struct {
 }
 
 func (c configCase) String() string {
-	return fmt.Sprintf("{stamp %v, selector %s, filter %s, admission %s, exact %v, versions %v, ttl %v, creationExpiry %v, statusInterval %v, lean %v, fence %v, burst %d}",
+	return fmt.Sprintf("{stamp %v, selector %s, filter %s, admission %s, exact %v, versions %v, ttl %v, safetyLimit %v, statusInterval %v, lean %v, fence %v, burst %d}",
 		c.stamp, configSelectorNames[c.selector], configFilterNames[c.filter], configAdmissionNames[c.admission],
-		c.exact, c.versions, c.ttl, c.creationExpiry, c.statusInterval, c.lean, c.fence, c.burst)
+		c.exact, c.versions, c.ttl, c.safetyLimit, c.statusInterval, c.lean, c.fence, c.burst)
 }
 
 // misconfigured is the model's verdict: can the pods this configuration
@@ -173,7 +173,7 @@ func drawConfigCase(t *rapid.T) configCase {
 		exact:          rapid.Bool().Draw(t, "exact"),
 		versions:       rapid.Bool().Draw(t, "versions"),
 		ttl:            rapid.SampledFrom([]time.Duration{0, 30 * time.Second}).Draw(t, "ttl"),
-		creationExpiry: rapid.SampledFrom([]time.Duration{0, 0, time.Minute}).Draw(t, "creationExpiry"),
+		safetyLimit:    rapid.SampledFrom([]time.Duration{0, 0, time.Minute}).Draw(t, "safetyLimit"),
 		statusInterval: rapid.SampledFrom([]time.Duration{0, 10 * time.Second}).Draw(t, "statusInterval"),
 		lean:           rapid.Bool().Draw(t, "lean"),
 		fence:          rapid.Bool().Draw(t, "fence"),
@@ -267,7 +267,7 @@ func newConfigModel(t *rapid.T) *configModel {
 	cfg.BurstReplicas = cc.burst
 	cfg.Expectations.Exact = cc.exact
 	cfg.Expectations.TTL = cc.ttl
-	cfg.Expectations.CreationExpiry = cc.creationExpiry
+	cfg.Expectations.SafetyLimit = cc.safetyLimit
 	cfg.StatusInterval = cc.statusInterval
 	if cc.fence {
 		cfg.Fence = func() error {

@@ -406,14 +406,10 @@ func (c *Controller[T]) podCacheVersion() string {
 
 // creationWait is how long a created pod may stay out of the pod cache
 // before the breaker counts it as not observed, when versions cannot tell:
-// the creation expectations' own wait.
+// the expectations' TTL.
 func (c *Controller[T]) creationWait() time.Duration {
-	e := c.cfg.Expectations
-	switch {
-	case e.CreationExpiry > 0:
-		return e.CreationExpiry
-	case e.TTL > 0:
-		return e.TTL
+	if ttl := c.cfg.Expectations.TTL; ttl > 0 {
+		return ttl
 	}
 	return expectations.DefaultTTL
 }

@@ -9,10 +9,10 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
-// PodLookup returns the [expectations.PodLookup] that Tracker.Observe
+// PodLookup returns the [perpod.PodLookup] that perpod.Tracker.Observe
 // reads, over the pod informer's lister (e.g.
 // factory.Core().V1().Pods().Lister()): given a pod key, "namespace/name"
 // ("/name" or "name": no namespace), the cached pod, or nil and no error when
@@ -21,7 +21,7 @@ import (
 // every lookup an error. The pod is the cache's and must not be modified.
 // The lookup compares no UID: a pod re-created under an expected name counts
 // as present. Safe for concurrent use.
-func PodLookup(lister corelisters.PodLister) expectations.PodLookup {
+func PodLookup(lister corelisters.PodLister) perpod.PodLookup {
 	return func(podKey string) (*corev1.Pod, error) {
 		if lister == nil {
 			return nil, errors.New("clientgo: PodLookup has no PodLister")

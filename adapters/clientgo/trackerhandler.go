@@ -5,12 +5,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
 // TrackPods returns a pod informer handler for a controller that keeps its
-// own [expectations.Tracker] (one key per owner, or per pod group of an
-// owner) rather than a reconcile.Controller, which [PodHandler] serves. It
+// own [perpod.Tracker] (one key per owner, or per pod group of an owner)
+// rather than a reconcile.Controller, which [PodHandler] serves. It
 // records each pod event in tracker under the keys keys maps the pod to, as
 // upstream's ReplicaSet controller does under its owner's key: an add is a
 // creation, a delete (tombstones included) or an update carrying a deletion
@@ -20,9 +20,9 @@ import (
 // nothing and still reach next. A nil tracker or nil keys records nothing;
 // a nil next handles nothing more. It never modifies the objects and is
 // safe for concurrent use when keys and next are (every
-// [expectations.PodKeys] constructor is). Each event's rule, and what
+// [perpod.PodKeys] constructor is). Each event's rule, and what
 // happens to a pod whose keys change: docs/design/pod-keys.md.
-func TrackPods(tracker *expectations.Tracker, keys expectations.PodKeys, next cache.ResourceEventHandler) cache.ResourceEventHandler {
+func TrackPods(tracker *perpod.Tracker, keys perpod.PodKeys, next cache.ResourceEventHandler) cache.ResourceEventHandler {
 	return trackPods{observe: podops.Observer{Tracker: tracker, Keys: keys}, next: next}
 }
 

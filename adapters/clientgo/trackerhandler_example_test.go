@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
 // An operator with its own Tracker, one key per pod group of an owner,
@@ -18,8 +18,8 @@ import (
 // place of its own handler, which TrackPods calls after recording each
 // event. Here the informer's events are delivered by hand.
 func ExampleTrackPods() {
-	var tracker expectations.Tracker
-	keys := expectations.KeysByOwnerAndLabel("RayCluster", "ray.io/group")
+	var tracker perpod.Tracker
+	keys := perpod.KeysByOwner("RayCluster", "ray.io/group")
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer queue.ShutDown()
 	enqueueOwner := cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
@@ -29,7 +29,7 @@ func ExampleTrackPods() {
 	}}
 	handler := clientgo.TrackPods(&tracker, keys, enqueueOwner)
 
-	tracker.AddCreationKey("default/demo/workers", "default/demo-workers-x7k2p") // the sync, before its create
+	tracker.ExpectCreation("default/demo/workers", "default/demo-workers-x7k2p") // the sync, before its create
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "demo-workers-x7k2p",
 		Labels:          map[string]string{"ray.io/group": "workers"},
@@ -43,10 +43,10 @@ func ExampleTrackPods() {
 	// cache, e.g. after a missed event.
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	_ = indexer.Add(pod)
-	tracker.AddCreationKey("default/demo/workers", "default/demo-workers-x7k2p") // re-sent, say
-	tracker.AddCreationKey("default/demo/workers", "default/demo-workers-b9q4d") // not in the cache yet
+	tracker.ExpectCreation("default/demo/workers", "default/demo-workers-x7k2p") // re-sent, say
+	tracker.ExpectCreation("default/demo/workers", "default/demo-workers-b9q4d") // not in the cache yet
 	observed, err := tracker.Observe("default/demo/workers", clientgo.PodLookup(corelisters.NewPodLister(indexer)))
-	creations, _ := tracker.PendingKeys("default/demo/workers")
+	creations, _ := tracker.Pending("default/demo/workers")
 	fmt.Println(observed, err, creations)
 	// Output:
 	// default/demo true

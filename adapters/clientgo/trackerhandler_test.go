@@ -15,12 +15,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
 const groupLabel = "example.com/group"
 
-var groupKeys = expectations.KeysByOwnerAndLabel("Cluster", groupLabel)
+var groupKeys = perpod.KeysByOwner("Cluster", groupLabel)
 
 // groupPod is pod name of owner's group (no owner: an orphan), at
 // resourceVersion rv, terminating if deleting.
@@ -39,21 +39,21 @@ func groupPod(name, owner, group, rv string, deleting bool) *corev1.Pod {
 // groupTracker expects, under the key of group a of owner c, the creation
 // of default/p and the deletion of default/q, and under group b's the
 // deletion of default/q (a pod that may move from a to b).
-func groupTracker() *expectations.Tracker {
-	var tr expectations.Tracker
-	tr.AddCreationKey("default/c/a", "default/p")
-	tr.AddDeletionKey("default/c/a", "default/q")
-	tr.AddDeletionKey("default/c/b", "default/q")
+func groupTracker() *perpod.Tracker {
+	var tr perpod.Tracker
+	tr.ExpectCreation("default/c/a", "default/p")
+	tr.ExpectDeletion("default/c/a", "default/q")
+	tr.ExpectDeletion("default/c/b", "default/q")
 	return &tr
 }
 
 // pendingKeys is what tr still expects under the keys of groups a and b.
 type pendingKeys struct{ aCreations, aDeletions, bDeletions []string }
 
-func pendingOf(tr *expectations.Tracker) pendingKeys {
+func pendingOf(tr *perpod.Tracker) pendingKeys {
 	var p pendingKeys
-	p.aCreations, p.aDeletions = tr.PendingKeys("default/c/a")
-	_, p.bDeletions = tr.PendingKeys("default/c/b")
+	p.aCreations, p.aDeletions = tr.Pending("default/c/a")
+	_, p.bDeletions = tr.Pending("default/c/b")
 	return p
 }
 
@@ -138,15 +138,14 @@ func TestTrackPods(t *testing.T) {
 	}
 }
 
-// The counters move with the keys: a group's round is satisfied once its
-// pods' events have all arrived.
+// A group is satisfied once its pods' events have all arrived.
 func TestTrackPodsSatisfies(t *testing.T) {
 	tr := groupTracker()
 	h := clientgo.TrackPods(tr, groupKeys, nil)
 	h.OnAdd(groupPod("p", "c", "a", "1", false), false)
-	adds, dels, ok := tr.Pending("default/c/a")
-	require.True(t, ok)
-	assert.Equal(t, [2]int{0, 1}, [2]int{adds, dels})
+	creations, deletions := tr.Pending("default/c/a")
+	assert.Nil(t, creations)
+	assert.Equal(t, []string{"default/q"}, deletions)
 	assert.False(t, tr.Satisfied("default/c/a"))
 	h.OnDelete(groupPod("q", "c", "a", "1", false))
 	assert.True(t, tr.Satisfied("default/c/a"))
@@ -166,12 +165,12 @@ type recorded struct {
 // recorder is the caller's own handler: it records each call and what the
 // Tracker showed when it came.
 type recorder struct {
-	tr    *expectations.Tracker
+	tr    *perpod.Tracker
 	calls []recorded
 }
 
 func (r *recorder) note(call string, old, obj any, initial bool) {
-	c, d := r.tr.PendingKeys("default/c/a")
+	c, d := r.tr.Pending("default/c/a")
 	r.calls = append(r.calls, recorded{call, old, obj, initial, c, d})
 }
 func (r *recorder) OnAdd(obj any, initial bool) { r.note("add", nil, obj, initial) }
@@ -212,7 +211,7 @@ func TestTrackPodsChains(t *testing.T) {
 // chained handler still runs. Keys that repeat a key count once.
 func TestTrackPodsBadInput(t *testing.T) {
 	pod := groupPod("p", "c", "a", "1", false)
-	next := &recorder{tr: &expectations.Tracker{}}
+	next := &recorder{tr: &perpod.Tracker{}}
 	for _, h := range []cache.ResourceEventHandler{
 		clientgo.TrackPods(nil, groupKeys, next),
 		clientgo.TrackPods(groupTracker(), nil, next),
@@ -228,13 +227,6 @@ func TestTrackPodsBadInput(t *testing.T) {
 		})
 	}
 	assert.Len(t, next.reset(), 12)
-
-	var tr expectations.Tracker
-	tr.Set("k", 2, 0) // counted creations: every observation counts
-	twice := func(*corev1.Pod) []string { return []string{"k", "k"} }
-	clientgo.TrackPods(&tr, twice, nil).OnAdd(pod, false)
-	adds, _, _ := tr.Pending("k")
-	assert.Equal(t, 1, adds, "a key the key function repeats counts once")
 }
 
 // Wired to a real informer over client-go's fake clientset, the Tracker
@@ -244,19 +236,19 @@ func TestTrackPodsOnAnInformer(t *testing.T) {
 	cs := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	pods := factory.Core().V1().Pods()
-	var tr expectations.Tracker
+	var tr perpod.Tracker
 	_, err := pods.Informer().AddEventHandler(clientgo.TrackPods(&tr, groupKeys, nil))
 	require.NoError(t, err)
 	factory.Start(ctx.Done())
 	defer func() { cancel(); factory.Shutdown() }() // Shutdown waits for the informers ctx stops
 	waitForCaches(t, ctx, factory)
 
-	tr.AddCreationKey("default/c/a", "default/p")
+	tr.ExpectCreation("default/c/a", "default/p")
 	_, err = cs.CoreV1().Pods(ns).Create(ctx, groupPod("p", "c", "a", "", false), metav1.CreateOptions{})
 	require.NoError(t, err)
 	eventually(t, func() bool { return tr.Satisfied("default/c/a") }, "the add event was not observed")
 
-	tr.AddDeletionKey("default/c/a", "default/p")
+	tr.ExpectDeletion("default/c/a", "default/p")
 	require.NoError(t, cs.CoreV1().Pods(ns).Delete(ctx, "p", metav1.DeleteOptions{}))
 	eventually(t, func() bool { return tr.Satisfied("default/c/a") }, "the delete event was not observed")
 }

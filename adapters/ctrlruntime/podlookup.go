@@ -10,10 +10,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
-// PodLookup returns the [expectations.PodLookup] that Tracker.Observe
+// PodLookup returns the [perpod.PodLookup] that perpod.Tracker.Observe
 // reads, over a controller-runtime reader (in a manager: mgr.GetClient(),
 // which reads the cache; mgr.GetAPIReader() reads the API server): given a
 // pod key, "namespace/name" ("/name" or "name": no namespace), the pod read
@@ -24,7 +24,7 @@ import (
 // a copy (the manager's client deep-copies what it reads from its cache).
 // The lookup compares no UID: a pod re-created under an expected name counts
 // as present. Safe for concurrent use when the reader is.
-func PodLookup(ctx context.Context, reader client.Reader) expectations.PodLookup {
+func PodLookup(ctx context.Context, reader client.Reader) perpod.PodLookup {
 	if ctx == nil {
 		ctx = context.Background()
 	}

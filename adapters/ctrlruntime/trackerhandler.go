@@ -11,11 +11,11 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
 // TrackPods returns a pod event handler for a controller that keeps its own
-// [expectations.Tracker] (one key per owner, or per pod group of an owner)
+// [perpod.Tracker] (one key per owner, or per pod group of an owner)
 // rather than a reconcile.Controller, which [PodHandler] serves. It records
 // each pod event in tracker under the keys keys maps the pod to, as
 // upstream's ReplicaSet controller records them under its owner's key, and
@@ -29,7 +29,7 @@ import (
 // records nothing. What is recorded, with the pod key "namespace/name":
 //
 //   - a create is a creation of the pod under each of its keys
-//     (Tracker.CreationObservedKey), or, when the pod already carries a
+//     (Tracker.CreationObserved), or, when the pod already carries a
 //     deletion timestamp, a deletion;
 //   - a delete, one whose final state was unknown (DeleteStateUnknown: the
 //     pod may be stale; controller-runtime unwraps the tombstone) included,
@@ -43,15 +43,15 @@ import (
 //     change, so that its keys change, was counted under its old keys when
 //     it was created, and its deletion counts under the keys it has when it
 //     goes. A deletion expected under the old keys of a pod that left them
-//     stays pending until the expectations' TTL, or until the caller forgets
-//     the key (Tracker.Delete). next receives both objects;
-//     EnqueueRequestForOwner enqueues both owners;
+//     stays pending until its expiry (perpod.Options.DeletionExpiry), or
+//     until the caller forgets the key (Tracker.Delete). next receives
+//     both objects; EnqueueRequestForOwner enqueues both owners;
 //   - a generic event records nothing.
 //
 // A nil tracker or nil keys records nothing; a nil next handles nothing
 // more. The handler never modifies the objects. It is safe for concurrent
-// use when keys and next are (every [expectations.PodKeys] constructor is).
-func TrackPods[O client.Object, R comparable](tracker *expectations.Tracker, keys expectations.PodKeys, next handler.TypedEventHandler[O, R]) handler.TypedEventHandler[O, R] {
+// use when keys and next are (every [perpod.PodKeys] constructor is).
+func TrackPods[O client.Object, R comparable](tracker *perpod.Tracker, keys perpod.PodKeys, next handler.TypedEventHandler[O, R]) handler.TypedEventHandler[O, R] {
 	return trackPods[O, R]{observe: podops.Observer{Tracker: tracker, Keys: keys}, next: next}
 }
 

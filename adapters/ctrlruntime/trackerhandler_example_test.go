@@ -17,7 +17,7 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
 // An operator with its own Tracker, one key per pod group of an owner,
@@ -30,14 +30,14 @@ func ExampleTrackPods() {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), meta.RESTScopeNamespace)
 
-	var tracker expectations.Tracker
-	keys := expectations.KeysByOwnerAndLabel("ReplicaSet", "example.com/group")
+	var tracker perpod.Tracker
+	keys := perpod.KeysByOwner("ReplicaSet", "example.com/group")
 	h := ctrlruntime.TrackPods(&tracker, keys,
 		handler.EnqueueRequestForOwner(scheme, mapper, &appsv1.ReplicaSet{}, handler.OnlyControllerOwner()))
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request]())
 	defer queue.ShutDown()
 
-	tracker.AddCreationKey("default/web/canary", "default/web-canary-1") // the reconcile, before its create
+	tracker.ExpectCreation("default/web/canary", "default/web-canary-1") // the reconcile, before its create
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "default", Name: "web-canary-1",
 		Labels:          map[string]string{"example.com/group": "canary"},
@@ -50,10 +50,10 @@ func ExampleTrackPods() {
 	// Tracker.Observe checks the pending pod keys against the manager's
 	// client (mgr.GetClient()), e.g. after a missed event.
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod).Build()
-	tracker.AddCreationKey("default/web/canary", "default/web-canary-1") // re-sent, say
-	tracker.AddCreationKey("default/web/canary", "default/web-canary-2") // not created yet
+	tracker.ExpectCreation("default/web/canary", "default/web-canary-1") // re-sent, say
+	tracker.ExpectCreation("default/web/canary", "default/web-canary-2") // not created yet
 	observed, err := tracker.Observe("default/web/canary", ctrlruntime.PodLookup(context.Background(), c))
-	creations, _ := tracker.PendingKeys("default/web/canary")
+	creations, _ := tracker.Pending("default/web/canary")
 	fmt.Println(observed, err, creations)
 	// Output:
 	// default/web true

@@ -20,12 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
 const groupLabel = "example.com/group"
 
-var groupKeys = expectations.KeysByOwnerAndLabel("ReplicaSet", groupLabel)
+var groupKeys = perpod.KeysByOwner("ReplicaSet", groupLabel)
 
 // groupPod is pod name of owner's group (no owner: an orphan), at
 // resourceVersion rv, terminating if deleting.
@@ -44,21 +44,21 @@ func groupPod(name, owner, group, rv string, deleting bool) *corev1.Pod {
 // groupTracker expects, under the key of group a of owner c, the creation
 // of default/p and the deletion of default/q, and under group b's the
 // deletion of default/q (a pod that may move from a to b).
-func groupTracker() *expectations.Tracker {
-	var tr expectations.Tracker
-	tr.AddCreationKey("default/c/a", "default/p")
-	tr.AddDeletionKey("default/c/a", "default/q")
-	tr.AddDeletionKey("default/c/b", "default/q")
+func groupTracker() *perpod.Tracker {
+	var tr perpod.Tracker
+	tr.ExpectCreation("default/c/a", "default/p")
+	tr.ExpectDeletion("default/c/a", "default/q")
+	tr.ExpectDeletion("default/c/b", "default/q")
 	return &tr
 }
 
 // pendingKeys is what tr still expects under the keys of groups a and b.
 type pendingKeys struct{ aCreations, aDeletions, bDeletions []string }
 
-func pendingOf(tr *expectations.Tracker) pendingKeys {
+func pendingOf(tr *perpod.Tracker) pendingKeys {
 	var p pendingKeys
-	p.aCreations, p.aDeletions = tr.PendingKeys("default/c/a")
-	_, p.bDeletions = tr.PendingKeys("default/c/b")
+	p.aCreations, p.aDeletions = tr.Pending("default/c/a")
+	_, p.bDeletions = tr.Pending("default/c/b")
 	return p
 }
 
@@ -269,13 +269,6 @@ func TestTrackPodsBadInput(t *testing.T) {
 		})
 	}
 	assert.Equal(t, 6, calls)
-
-	var tr expectations.Tracker
-	tr.Set("k", 2, 0) // counted creations: every observation counts
-	twice := func(*corev1.Pod) []string { return []string{"k", "k"} }
-	untypedEvents(t.Context(), ctrlruntime.TrackPods[client.Object, crreconcile.Request](&tr, twice, nil), newQueue(t)).create(pod)
-	adds, _, _ := tr.Pending("k")
-	assert.Equal(t, 1, adds, "a key the key function repeats counts once")
 }
 
 // The shapes a user writes compile and build a controller (in a manager
@@ -283,7 +276,7 @@ func TestTrackPodsBadInput(t *testing.T) {
 // EnqueueRequestForOwner, and a typed source.Kind around its typed twin.
 func TestTrackPodsInABuilder(t *testing.T) {
 	mgr := newManager(t)
-	var tr expectations.Tracker
+	var tr perpod.Tracker
 	noop := crreconcile.Func(func(context.Context, crreconcile.Request) (crreconcile.Result, error) {
 		return crreconcile.Result{}, nil
 	})

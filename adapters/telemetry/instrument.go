@@ -41,7 +41,8 @@ func New(kind schema.GroupVersionKind, resource schema.GroupResource, opts Optio
 }
 
 // ExpectationsHooks returns prev with Resolved calling prev's and then
-// recording: set it as Config.Expectations.Hooks.
+// recording: set it as Config.Expectations.Hooks, or as the Hooks of a
+// standalone expectations.Options or perpod.Options.
 func (c *Collector) ExpectationsHooks(prev expectations.Hooks) expectations.Hooks {
 	h := prev
 	resolved := prev.Resolved

@@ -7,18 +7,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// Observer records pod events in a standalone Tracker under the keys Keys
+// Observer records pod events in a per-pod Tracker under the keys Keys
 // maps each pod to, as upstream's ReplicaSet controller records them under
 // its owner's key. A nil Tracker or nil Keys records
 // nothing. Both adapters' TrackPods use it, so their semantics cannot drift
 // apart.
 type Observer struct {
-	Tracker *expectations.Tracker
-	Keys    expectations.PodKeys
+	Tracker *perpod.Tracker
+	Keys    perpod.PodKeys
 }
 
 // Added records an add event: a creation of pod under each of its keys, or,
@@ -32,7 +32,7 @@ func (o Observer) Added(pod *corev1.Pod) {
 		return
 	}
 	podKey := reconcile.PodKey(pod)
-	o.each(pod, func(key string) { o.Tracker.CreationObservedKey(key, podKey) })
+	o.each(pod, func(key string) { o.Tracker.CreationObserved(key, podKey) })
 }
 
 // Updated records an update event from old to cur: nothing for a
@@ -66,23 +66,14 @@ func (o Observer) Deleted(pod *corev1.Pod) {
 	o.each(pod, func(key string) { o.Tracker.DeletionObserved(key, podKey) })
 }
 
-// each calls fn with each distinct key of pod.
+// each calls fn with each key of pod. A key given twice settles nothing
+// more the second time: the Tracker settles a pod key once.
 func (o Observer) each(pod *corev1.Pod, fn func(key string)) {
 	if o.Tracker == nil || o.Keys == nil {
 		return
 	}
-	keys := o.Keys(pod)
-	for i, key := range keys {
-		seen := false
-		for _, k := range keys[:i] {
-			if k == key {
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			fn(key)
-		}
+	for _, key := range o.Keys(pod) {
+		fn(key)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -69,19 +69,19 @@ func sorted(set map[string]bool) []string {
 // its deletion under its keys (an update: the new pod's keys, and the old
 // one's when the labels changed), and nothing else settles anything.
 func TestObserverModel(t *testing.T) {
-	keysOf := expectations.KeysByOwnerAndLabel("Cluster", group)
+	keysOf := perpod.KeysByOwner("Cluster", group)
 	rapid.Check(t, func(t *rapid.T) {
-		var tr expectations.Tracker
+		var tr perpod.Tracker
 		m := model{creations: map[string]map[string]bool{}, deletions: map[string]map[string]bool{}}
 		for _, k := range modelKeys {
 			m.creations[k], m.deletions[k] = map[string]bool{}, map[string]bool{}
 			for _, pk := range modelPodKeys {
 				if rapid.Bool().Draw(t, "expectCreation") {
-					tr.AddCreationKey(k, pk)
+					tr.ExpectCreation(k, pk)
 					m.creations[k][pk] = true
 				}
 				if rapid.Bool().Draw(t, "expectDeletion") {
-					tr.AddDeletionKey(k, pk)
+					tr.ExpectDeletion(k, pk)
 					m.deletions[k][pk] = true
 				}
 			}
@@ -113,7 +113,7 @@ func TestObserverModel(t *testing.T) {
 				settle(m.deletions, keysOf(p), reconcile.PodKey(p))
 			}
 			for _, k := range modelKeys {
-				creations, deletions := tr.PendingKeys(k)
+				creations, deletions := tr.Pending(k)
 				require.Equal(t, sorted(m.creations[k]), creations, "creations of %s", k)
 				require.Equal(t, sorted(m.deletions[k]), deletions, "deletions of %s", k)
 			}

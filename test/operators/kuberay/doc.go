@@ -1,7 +1,8 @@
 // Package kuberay checks reconcilekit's expectations against a real
 // operator: KubeRay's ray-operator, whose hand-written scale expectations
 // (controllers/ray/expectations) adapter/scale_expectations.go replaces
-// with a thin layer over expectations.Tracker and adapters/ctrlruntime.PodLookup.
+// with a thin layer over expectations/perpod.Tracker and
+// adapters/ctrlruntime.PodLookup.
 //
 // TestKubeRayExpectationsSwap copies the pinned ray-operator module from the
 // Go module cache into .cache/operators/kuberay at the repository root

@@ -1,10 +1,10 @@
 //go:build kuberay
 
 // Package expectations is KubeRay's controllers/ray/expectations rebuilt on
-// reconcilekit's expectations.Tracker. The harness in the parent directory
-// copies this file over KubeRay's scale_expectations.go, without the build
-// constraint above (which keeps it out of reconcilekit's own builds), and
-// runs KubeRay's tests; docs/migrating.md walks through it.
+// reconcilekit's per-pod expectations (perpod.Tracker). The harness in the
+// parent directory copies this file over KubeRay's scale_expectations.go,
+// without the build constraint above (which keeps it out of reconcilekit's
+// own builds), and runs KubeRay's tests; docs/migrating.md walks through it.
 package expectations
 
 import (
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
-	rk "github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -41,24 +41,24 @@ type RayClusterScaleExpectation interface {
 // NewRayClusterScaleExpectation returns an expectation store that looks pods
 // up through c: one Tracker key per group, "namespace/cluster/group".
 func NewRayClusterScaleExpectation(c client.Client) RayClusterScaleExpectation {
-	return &scale{c, rk.New(rk.Options{
-		CreationExpiry: rk.ExpireAfter(ExpectationsTimeout),
-		DeletionExpiry: rk.ExpireNever(), // KubeRay waits for NotFound, however long
+	return &scale{c, perpod.New(perpod.Options{
+		CreationExpiry: ExpectationsTimeout,
+		DeletionExpiry: perpod.Never, // KubeRay waits for NotFound, however long
 	})}
 }
 
 type scale struct {
 	c client.Client
-	t *rk.Tracker
+	t *perpod.Tracker
 }
 
 // ExpectScalePod records one pod. A pod expects one action at a time: a
 // later action replaces an earlier one, as in KubeRay's store.
 func (s *scale) ExpectScalePod(namespace, rayClusterName, group, podName string, action ScaleAction) {
 	key, pod := namespace+"/"+rayClusterName+"/"+group, namespace+"/"+podName
-	settle, add := s.t.CreationObservedKey, s.t.AddDeletionKey
+	settle, add := s.t.CreationObserved, s.t.ExpectDeletion
 	if action == Create {
-		settle, add = s.t.DeletionObserved, s.t.AddCreationKey
+		settle, add = s.t.DeletionObserved, s.t.ExpectCreation
 	}
 	settle(key, pod) // a later action for the pod replaces an earlier one
 	add(key, pod)
@@ -66,9 +66,8 @@ func (s *scale) ExpectScalePod(namespace, rayClusterName, group, podName string,
 
 // IsSatisfied looks up the group's pending pods through the client and
 // records what it finds. A failed lookup leaves its pod pending, as a failed
-// Get does in KubeRay, so Observe's error needs no handling here. A
-// satisfied group keeps an empty record until Delete; the next Add forgets
-// what has expired, so nothing of an old round blocks a new one.
+// Get does in KubeRay, so Observe's error needs no handling here. Each pod
+// is timed from its own ExpectScalePod, as in KubeRay's store.
 func (s *scale) IsSatisfied(ctx context.Context, namespace, rayClusterName, group string) bool {
 	key := namespace + "/" + rayClusterName + "/" + group
 	_, _ = s.t.Observe(key, ctrlruntime.PodLookup(ctx, s.c)) // a failed lookup leaves its pod pending

@@ -1,4 +1,4 @@
-package expectations_test
+package perpod_test
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 
-	"github.com/reconcilekit/reconcilekit/expectations"
+	"github.com/reconcilekit/reconcilekit/expectations/perpod"
 )
 
 const groupLabel = "example.com/group"
@@ -28,7 +28,7 @@ func TestPodKeys(t *testing.T) {
 		name          string
 		kind          string
 		pod           *corev1.Pod
-		owner, groups []string // KeysByOwner(kind), KeysByOwnerAndLabel(kind, groupLabel)
+		owner, groups []string // KeysByOwner(kind, ""), KeysByOwner(kind, groupLabel)
 	}{
 		{"nil pod", "Cluster", nil, nil, nil},
 		// an orphan never lowers expectations.
@@ -55,9 +55,8 @@ func TestPodKeys(t *testing.T) {
 			if tc.pod != nil {
 				before = tc.pod.DeepCopy()
 			}
-			assert.Equal(t, tc.owner, expectations.KeysByOwner(tc.kind)(tc.pod), "KeysByOwner")
-			assert.Equal(t, tc.groups, expectations.KeysByOwnerAndLabel(tc.kind, groupLabel)(tc.pod), "KeysByOwnerAndLabel")
-			assert.Equal(t, tc.owner, expectations.KeysByOwnerAndLabel(tc.kind, "")(tc.pod), "no group label: KeysByOwner's keys")
+			assert.Equal(t, tc.owner, perpod.KeysByOwner(tc.kind, "")(tc.pod), "KeysByOwner")
+			assert.Equal(t, tc.groups, perpod.KeysByOwner(tc.kind, groupLabel)(tc.pod), "KeysByOwner with a group label")
 			assert.Equal(t, before, tc.pod, "the pod is not modified")
 		})
 	}
@@ -65,15 +64,15 @@ func TestPodKeys(t *testing.T) {
 
 // Each call returns a slice of its own: the caller may modify it.
 func TestPodKeysReturnsNewSlices(t *testing.T) {
-	keys := expectations.KeysByOwnerAndLabel("Cluster", groupLabel)
+	keys := perpod.KeysByOwner("Cluster", groupLabel)
 	pod := ownedPod("ns", map[string]string{groupLabel: "g"}, ref("Cluster", "c", true))
 	first := keys(pod)
 	first[0] = "changed"
 	assert.Equal(t, []string{"ns/c/g"}, keys(pod))
 }
 
-// For any pod, KeysByOwnerAndLabel gives at most one key, which extends
-// KeysByOwner's by "/" and the group label's value, and exists exactly
+// For any pod, KeysByOwner with a group label gives at most one key, which extends
+// its keys without one by "/" and the group label's value, and exists exactly
 // when the pod has both a matching controller and the label.
 func TestPropertyPodKeys(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -92,8 +91,8 @@ func TestPropertyPodKeys(t *testing.T) {
 			})
 		}
 		kind := kinds.Draw(t, "kind")
-		owner := expectations.KeysByOwner(kind)(pod)
-		groups := expectations.KeysByOwnerAndLabel(kind, groupLabel)(pod)
+		owner := perpod.KeysByOwner(kind, "")(pod)
+		groups := perpod.KeysByOwner(kind, groupLabel)(pod)
 
 		ctrl := metav1.GetControllerOf(pod)
 		wantOwner := ctrl != nil && ctrl.Name != "" && (kind == "" || ctrl.Kind == kind)
