@@ -50,8 +50,9 @@ type Options struct {
 
 // PodLookup finds a pod by its key ("namespace/name"), in a cache or
 // through a client: the pod, or nil and no error when there is none. An
-// error means the lookup could not tell. The adapters build one from a
-// lister or a controller-runtime reader.
+// error means the lookup could not tell. It must not modify the pod, and
+// must be safe for concurrent use if Observe is called concurrently. The
+// adapters build one from a lister or a controller-runtime reader.
 type PodLookup func(podKey string) (*corev1.Pod, error)
 
 // Tracker records, per key (an owner, or one pod group of an owner:
@@ -83,17 +84,23 @@ type Tracker struct {
 	records map[string]*record // nil until the first Expect call
 }
 
-// record is one key's expected pods, each with the time it was expected.
+// The two kinds of expected pod, indexes of record.pods.
+const (
+	creation = iota
+	deletion
+)
+
+// record is one key's expected pods, per kind, each with the time it was
+// expected.
 type record struct {
-	creations map[string]time.Time
-	deletions map[string]time.Time
+	pods [2]map[string]time.Time // [creation], [deletion]
 
 	since    time.Time // when the current round started
 	expired  bool      // an expected pod of this round ran out of time
 	resolved bool      // Hooks.Resolved has fired for this round
 }
 
-func (r *record) empty() bool { return len(r.creations) == 0 && len(r.deletions) == 0 }
+func (r *record) empty() bool { return len(r.pods[creation]) == 0 && len(r.pods[deletion]) == 0 }
 
 // New returns a Tracker configured by opts, which it copies. It starts no
 // goroutines.
@@ -119,21 +126,19 @@ func expiry(d time.Duration) time.Duration {
 // prune forgets, at now, the expected pods past their kind's expiry,
 // noting in the round that some expired. t.mu must be held.
 func (t *Tracker) prune(r *record, now time.Time) {
-	pruneKind(r, r.creations, expiry(t.opts.CreationExpiry), now)
-	pruneKind(r, r.deletions, expiry(t.opts.DeletionExpiry), now)
-}
-
-func pruneKind(r *record, pods map[string]time.Time, limit time.Duration, now time.Time) {
-	for podKey, at := range pods {
-		if now.Sub(at) > limit {
-			delete(pods, podKey)
-			r.expired = true
+	limits := [2]time.Duration{expiry(t.opts.CreationExpiry), expiry(t.opts.DeletionExpiry)}
+	for kind, pods := range r.pods {
+		for podKey, at := range pods {
+			if now.Sub(at) > limits[kind] {
+				delete(pods, podKey)
+				r.expired = true
+			}
 		}
 	}
 }
 
-// expect records podKey in the kind that pick selects, at now.
-func (t *Tracker) expect(key, podKey string, pick func(*record) *map[string]time.Time) {
+// expect records podKey as an expected pod of kind under key.
+func (t *Tracker) expect(key, podKey string, kind int) {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -149,15 +154,11 @@ func (t *Tracker) expect(key, podKey string, pick func(*record) *map[string]time
 	if r.empty() {
 		r.since, r.expired, r.resolved = now, false, false
 	}
-	pods := pick(r)
-	if *pods == nil {
-		*pods = make(map[string]time.Time, 1)
+	if r.pods[kind] == nil {
+		r.pods[kind] = make(map[string]time.Time, 1)
 	}
-	(*pods)[podKey] = now
+	r.pods[kind][podKey] = now
 }
-
-func creations(r *record) *map[string]time.Time { return &r.creations }
-func deletions(r *record) *map[string]time.Time { return &r.deletions }
 
 // ExpectCreation records that the controller is creating the pod podKey
 // ("namespace/name") and expects to observe it under key: call it just
@@ -165,14 +166,14 @@ func deletions(r *record) *map[string]time.Time { return &r.deletions }
 // kind, stay expected; podKey expected again is timed afresh. A key
 // without a record is fine.
 func (t *Tracker) ExpectCreation(key, podKey string) {
-	t.expect(key, podKey, creations)
+	t.expect(key, podKey, creation)
 }
 
 // ExpectDeletion records that the controller is deleting the pod podKey
 // ("namespace/name") and expects to observe it gone under key, as
 // ExpectCreation does for a creation.
 func (t *Tracker) ExpectDeletion(key, podKey string) {
-	t.expect(key, podKey, deletions)
+	t.expect(key, podKey, deletion)
 }
 
 // CreationObserved records that the pod podKey was seen created (an add
@@ -180,7 +181,7 @@ func (t *Tracker) ExpectDeletion(key, podKey string) {
 // creation under key, if there is one, and changes nothing otherwise. It
 // does not allocate.
 func (t *Tracker) CreationObserved(key, podKey string) {
-	t.settle(key, podKey, creations)
+	t.settle(key, podKey, creation)
 }
 
 // DeletionObserved records that the pod podKey was seen deleted or
@@ -188,23 +189,22 @@ func (t *Tracker) CreationObserved(key, podKey string) {
 // deletion under key, if there is one, and changes nothing otherwise. It
 // does not allocate.
 func (t *Tracker) DeletionObserved(key, podKey string) {
-	t.settle(key, podKey, deletions)
+	t.settle(key, podKey, deletion)
 }
 
-// settle removes podKey from the kind pick selects and reports whether it
-// was there.
-func (t *Tracker) settle(key, podKey string, pick func(*record) *map[string]time.Time) bool {
+// settle removes podKey from key's expected pods of kind and reports
+// whether it was there.
+func (t *Tracker) settle(key, podKey string, kind int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.records[key]
 	if r == nil {
 		return false
 	}
-	pods := *pick(r)
-	if _, ok := pods[podKey]; !ok {
+	if _, ok := r.pods[kind][podKey]; !ok {
 		return false
 	}
-	delete(pods, podKey)
+	delete(r.pods[kind], podKey)
 	return true
 }
 
@@ -216,8 +216,8 @@ func (t *Tracker) Pending(key string) (creations, deletions []string) {
 	t.mu.Lock()
 	if r := t.records[key]; r != nil {
 		t.prune(r, now)
-		creations = keysOf(r.creations)
-		deletions = keysOf(r.deletions)
+		creations = keysOf(r.pods[creation])
+		deletions = keysOf(r.pods[deletion])
 	}
 	t.mu.Unlock()
 	slices.Sort(creations)
@@ -290,7 +290,7 @@ func (t *Tracker) Observe(key string, lookup PodLookup) (observed int, err error
 			errs = append(errs, fmt.Errorf("perpod: looking up pod %s: %w", podKey, err))
 			continue
 		}
-		if pod != nil && t.settle(key, podKey, creations) {
+		if pod != nil && t.settle(key, podKey, creation) {
 			observed++
 		}
 	}
@@ -301,7 +301,7 @@ func (t *Tracker) Observe(key string, lookup PodLookup) (observed int, err error
 			continue
 		}
 		gone := pod == nil || pod.DeletionTimestamp != nil
-		if gone && t.settle(key, podKey, deletions) {
+		if gone && t.settle(key, podKey, deletion) {
 			observed++
 		}
 	}
