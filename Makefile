@@ -12,6 +12,18 @@ GO            ?= go
 # machine's Go.
 GOTOOLCHAIN   ?= go1.27.3
 export GOTOOLCHAIN
+# Every go command of make builds with -trimpath, added to whatever GOFLAGS
+# the environment or go env holds. hack/release's install test builds
+# README's quick starts in a fresh module with a module cache of its own,
+# where only -trimpath lets the build cache serve client-go and
+# controller-runtime: with it everywhere, the packages unit, vet and e2e-test
+# compile are the install test's too, and a cold make test compiles each
+# dependency once per configuration (race or not, 386 or not, k8s.io floor
+# or newest), not twice. Stack traces then name module paths
+# (github.com/reconcilekit/reconcilekit/reconcile/sync.go) instead of
+# directories (docs/development.md#what-each-target-costs).
+GOFLAGS       := $(strip $(filter-out -trimpath,$(shell GOTOOLCHAIN=local $(GO) env GOFLAGS 2>/dev/null)) -trimpath)
+export GOFLAGS
 STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Modules and workspaces (docs/development.md#modules-and-workspaces): the
 # root go.work joins the root module and adapters (at their floors),
@@ -21,7 +33,18 @@ STATICCHECK   := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 MODULES       := . $(wildcard adapters) $(wildcard examples) test/controlplane hack/release
 # Modules whose tests start real control planes: run by e2e-test, not unit.
 E2E_MODULES   := test/controlplane
-E2E_TIMEOUT   ?= 20m
+# go test's -timeout (10 minutes unless given) bounds a test binary's run,
+# not the compile before it; tests that run go commands compile inside it,
+# and on a cold machine that is most of their time. Every go test of make
+# test carries an explicit -timeout sized for a cold build on the shared
+# 2-core machine (docs/development.md#what-each-target-costs has the cold
+# figures): hack/release's install test (in unit) builds README's quick
+# starts and the examples in a fresh module; e2e-test's tests build the
+# examples' controllers.
+UNIT_TIMEOUT  ?= 30m
+COMPAT_TIMEOUT ?= 20m
+CONFORMANCE_TIMEOUT ?= 20m
+E2E_TIMEOUT   ?= 30m
 DEMO_CLUSTER_ARGS ?=
 FUZZTIME      ?= 30s
 SOAKCHECKS    ?= 5000
@@ -107,8 +130,27 @@ vet386: ## GOARCH=386 go vet in the library's modules (root, adapters, examples)
 staticcheck: ## staticcheck (pinned) in every module
 	@for m in $(MODULES) $(CONFORMANCE_DIR) $(OPERATOR_DIR); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
+# reconcile's two 50,000-case model tests (MODEL_TESTS) take about 40 s of
+# one core each, and one go test of the package runs them one after the
+# other. unit builds reconcile's test binary once and runs each of the two
+# in a process of its own, beside go test of the rest of the root module
+# (which skips them), so that both cores work; then the other modules.
+MODEL_TESTS   := TestModelSafeWithAnyOwner TestModelNeverRunsAway
+MODEL_TESTS_RE := ^(TestModelSafeWithAnyOwner|TestModelNeverRunsAway)$$
+UNIT_DIR      := .cache/unit
 unit: ## go test -race in the root, adapters, examples and hack/release modules (the last installs README's modules from a file proxy)
-	@for m in $(filter-out $(E2E_MODULES),$(MODULES)); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+	@echo "go test -race (.; reconcile's $(MODEL_TESTS) in processes of their own beside it)"
+	@mkdir -p $(UNIT_DIR) && $(GO) test -race -c -o $(UNIT_DIR)/reconcile.test ./reconcile/
+	@bin=$$(pwd)/$(UNIT_DIR)/reconcile.test; pids=; \
+	for t in $(MODEL_TESTS); do \
+		(cd reconcile && $$bin -test.run "^$$t\$$" -test.count 1 -test.timeout $(UNIT_TIMEOUT) > ../$(UNIT_DIR)/$$t.out 2>&1 \
+			&& echo "ok  	reconcile $$t" || { cat ../$(UNIT_DIR)/$$t.out; echo "FAIL	reconcile $$t"; exit 1; }) & pids="$$pids $$!"; \
+	done; \
+	failed=0; \
+	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) -skip '$(MODEL_TESTS_RE)' ./... || failed=1; \
+	for p in $$pids; do wait $$p || failed=1; done; \
+	exit $$failed
+	@for m in $(filter-out . $(E2E_MODULES),$(MODULES)); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) ./...) || exit 1; done
 
 # The release tooling (hack/release, a module of its own). apidiff, pinned,
 # compares the API of the library's modules (root, adapters) with the
@@ -223,6 +265,12 @@ rbac: ## regenerate examples/podset/config/rbac/role.yaml from the PodSet contro
 NEWEST_K8S    ?= v0.37.2
 NEWEST_CTRL_RUNTIME ?= v0.25.2
 COMPATFLAGS   ?=
+# The root tests run in full at the floor in unit; at the newest, compat
+# leaves out hack/ (repository checks that read files, not k8s.io) and runs
+# reconcile's two 50,000-case model tests at COMPAT_SAFETY_CASES cases: they
+# draw owners and configurations, not k8s.io versions, and cost about 40 s
+# each at 50,000 (docs/development.md#what-make-test-runs-once).
+COMPAT_SAFETY_CASES ?= 5000
 COMPAT_MOD    := .cache/compat/newest.mod
 ADAPTERS_COMPAT_MOD := .cache/compat/adapters-newest.mod
 CONSUMER_PAIRS := floor:newest adapters-floor:adapters-newest
@@ -234,12 +282,17 @@ compat: $(COMPAT_MOD) $(ADAPTERS_COMPAT_MOD) ## the supported ranges: root and a
 		cmp -s $$a/$$f $$b/$$f || { echo "compat: $$a/$$f and $$b/$$f differ"; exit 1; }; done; done
 	@for m in $(CONSUMERS); do echo "go mod tidy -diff, build, vet, test -race ($$m)"; \
 		(cd $$m && $(GO) mod tidy -diff && $(GO) build ./... && $(GO) vet ./... && \
-		$(GO) test -race $(COMPATFLAGS) ./...) || exit 1; done
-	@echo "go test -race at k8s.io $(NEWEST_K8S) (root module, $(COMPAT_MOD))"
-	@GOWORK=off $(GO) test -race $(COMPATFLAGS) -modfile=$(COMPAT_MOD) ./...
+		$(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) ./...) || exit 1; done
+	@echo "go test -race at k8s.io $(NEWEST_K8S) (root module less hack/, $(COMPAT_MOD); $(MODEL_TESTS) at $(COMPAT_SAFETY_CASES) cases)"
+	@pkgs=$$(GOWORK=off $(GO) list -modfile=$(COMPAT_MOD) ./... | grep -v '/hack/') && \
+		GOWORK=off $(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) -modfile=$(COMPAT_MOD) \
+		-skip '$(MODEL_TESTS_RE)' $$pkgs && \
+		GOWORK=off $(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) -modfile=$(COMPAT_MOD) \
+		-run '$(MODEL_TESTS_RE)' ./reconcile/ \
+		-args -safety.cases=$(COMPAT_SAFETY_CASES) -configsafety.cases=$(COMPAT_SAFETY_CASES)
 	@echo "go vet, go test -race at client-go $(NEWEST_K8S), controller-runtime $(NEWEST_CTRL_RUNTIME) (adapters, $(ADAPTERS_COMPAT_MOD))"
 	@cd adapters && export GOWORK=off && $(GO) vet -modfile=../$(ADAPTERS_COMPAT_MOD) ./... && \
-		$(GO) test -race $(COMPATFLAGS) -modfile=../$(ADAPTERS_COMPAT_MOD) ./...
+		$(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) -modfile=../$(ADAPTERS_COMPAT_MOD) ./...
 
 $(COMPAT_MOD): go.mod go.sum
 	@mkdir -p $(@D)
@@ -283,7 +336,7 @@ demo-cluster: ## the ReplicaSet demo against a real control plane, with write co
 # Run in the module directory without a package argument, so that go test
 # streams the output and the last line is the tally.
 conformance-test: ## differential tests against the real k8s.io/kubernetes v1.37.2, >= 100,000 cases
-	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -args -rapid.checks=$(CONFORMANCE_CHECKS)
+	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -timeout $(CONFORMANCE_TIMEOUT) -args -rapid.checks=$(CONFORMANCE_CHECKS)
 
 conformance: ## the same with >= 1,000,000 cases (long)
 	cd $(CONFORMANCE_DIR) && $(GO) test $(CONFORMANCE_FLAGS) -timeout 60m -args -rapid.checks=$(CONFORMANCE_FULL_CHECKS)
