@@ -38,6 +38,13 @@ type ConfigOptions struct {
 	// informers expose no store (one restricted to namespaces), on which
 	// NewConfig fails otherwise.
 	NoCacheVersions bool
+	// Recorder records the controller's events: the pod client's (e.g.
+	// SuccessfulCreate) and the Warning when the creation breaker stops an
+	// owner's creates. Nil, the default: core/v1 Events through a
+	// broadcaster NewConfig adds to the manager, as upstream's controllers
+	// record them. Set it to record elsewhere (package ctrlruntimetest
+	// keeps them in memory); it must be safe for concurrent use.
+	Recorder record.EventRecorder
 }
 
 // NewConfig returns a [reconcile.Config] for owners of type T (a pointer to
@@ -54,8 +61,12 @@ type ConfigOptions struct {
 // creates the creation breaker stopped (docs/rules.md ). The caller sets
 // Describe and Status (reconcile.ReplicaSets() has upstream's for
 // ReplicaSets) and any tuning, then calls [reconcile.NewController] and
-// [Register]. NewConfig adds the recorder to mgr as a Runnable: call it
-// before mgr.Start.
+// [Register]. NewConfig adds the recorder to mgr as a Runnable (unless
+// opts.Recorder replaces it): call it before mgr.Start.
+//
+// It is the one way the adapter builds a Cluster: package ctrlruntimetest
+// calls it too, over the fake client and a cache of its own, so that a
+// controller's unit tests run the Config its manager runs.
 //
 // A manager does not expose the options its cache was built with, so
 // NewConfig cannot check that the pod cache selects the pods opts.OwnedPods
@@ -76,6 +87,9 @@ func NewConfig[T reconcile.Object](mgr manager.Manager, opts ConfigOptions) (rec
 	if mgr == nil {
 		return reconcile.Config[T]{}, errors.New("ctrlruntime: NewConfig: nil manager")
 	}
+	if opts.Recorder != nil {
+		return newConfig[T](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), opts.Recorder, opts)
+	}
 	rec := &managerRecorder{config: mgr.GetConfig(), httpClient: mgr.GetHTTPClient(), scheme: mgr.GetScheme()}
 	cfg, err := newConfig[T](mgr.GetClient(), mgr.GetAPIReader(), mgr.GetCache(), mgr.GetScheme(), rec, opts)
 	if err != nil {
@@ -90,7 +104,8 @@ func NewConfig[T reconcile.Object](mgr manager.Manager, opts ConfigOptions) (rec
 
 // newConfig is NewConfig over its parts: c reads (a cache) and writes, live
 // reads the API server, informers are the cache's (ignored under
-// NoCacheVersions).
+// NoCacheVersions), recorder records the events (opts.Recorder is not
+// read).
 func newConfig[T reconcile.Object](c client.Client, live client.Reader, informers cache.Informers, scheme *runtime.Scheme,
 	recorder record.EventRecorder, opts ConfigOptions) (reconcile.Config[T], error) {
 	owners, err := NewOwners[T](c, live, scheme)
