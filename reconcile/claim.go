@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -148,13 +147,13 @@ func (cl *claimer[T]) canAdopt(ctx context.Context) error {
 	fresh, err := cl.c.cfg.Cluster.Owners.GetLive(ctx, owner.GetNamespace(), owner.GetName())
 	switch {
 	case err != nil:
-		cl.checkErr = fmt.Errorf("reconcile: owner %s: cannot adopt pods: re-reading the owner: %w", cl.key, err)
+		cl.checkErr = ownerErrorf(cl.key, "cannot adopt pods: re-reading the owner: %w", err)
 	case isNilValue(fresh):
-		cl.checkErr = fmt.Errorf("reconcile: owner %s: cannot adopt pods: Owners.GetLive returned no owner", cl.key)
+		cl.checkErr = ownerErrorf(cl.key, "cannot adopt pods: Owners.GetLive returned no owner")
 	case fresh.GetUID() != owner.GetUID():
-		cl.checkErr = fmt.Errorf("reconcile: owner %s: cannot adopt pods: the owner is gone (uid %s now, %s cached)", cl.key, fresh.GetUID(), owner.GetUID())
+		cl.checkErr = ownerErrorf(cl.key, "cannot adopt pods: the owner is gone (uid %s now, %s cached)", fresh.GetUID(), owner.GetUID())
 	case fresh.GetDeletionTimestamp() != nil:
-		cl.checkErr = fmt.Errorf("reconcile: owner %s: cannot adopt pods: the owner is being deleted", cl.key)
+		cl.checkErr = ownerErrorf(cl.key, "cannot adopt pods: the owner is being deleted")
 	}
 	return cl.checkErr
 }
@@ -168,7 +167,7 @@ func (cl *claimer[T]) adopt(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, 
 	}
 	patched, err := cl.c.cfg.Cluster.PodClient.PatchPod(ctx, pod, data)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: owner %s: adopting pod %s: %w", cl.key, PodKey(pod), err)
+		return nil, ownerErrorf(cl.key, "adopting pod %s: %w", PodKey(pod), err)
 	}
 	if patched == nil {
 		patched = pod
@@ -190,7 +189,7 @@ func (cl *claimer[T]) release(ctx context.Context, pod *corev1.Pod) error {
 	if err == nil || apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
 		return nil
 	}
-	return fmt.Errorf("reconcile: owner %s: releasing pod %s: %w", cl.key, PodKey(pod), err)
+	return ownerErrorf(cl.key, "releasing pod %s: %w", PodKey(pod), err)
 }
 
 // adoptPatch and releasePatch are the JSON shapes of the two patches.

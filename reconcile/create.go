@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -220,9 +219,9 @@ func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retri
 	case err == nil && m.requireNames && created != nil && created.Name == "" && name == "":
 		// The API in front of the PodControl ignored GenerateName: every
 		// later create would meet AlreadyExists on the empty name.
-		r.err = fmt.Errorf("reconcile: owner %s: CreatePod returned a pod without a name: "+
+		r.err = ownerErrorf(o.Key, "CreatePod returned a pod without a name: "+
 			"the API ignored GenerateName %q (client-go's fake clientset does); "+
-			"turn on Config.Expectations.Exact, which names pods itself, or use a GenerateName-aware fake such as fakecluster", o.Key, pod.GenerateName)
+			"turn on Config.Expectations.Exact, which names pods itself, or use a GenerateName-aware fake such as fakecluster", pod.GenerateName)
 		return r.err
 	case err == nil && created != nil && check != nil && !check.Matches(labels.Set(created.Labels)):
 		r.state, r.pod = notSelected, created
@@ -230,7 +229,7 @@ func (m *Manager) createOne(ctx context.Context, o *Owner, names []string, retri
 			return errNotSelected // the refusal is the gate's, reported once
 		}
 		if derr := m.Pods.DeletePod(ctx, created); derr != nil && !apierrors.IsNotFound(derr) {
-			r.err = fmt.Errorf("reconcile: owner %s: deleting created pod %s, which the selector does not match: %w", o.Key, PodKey(created), derr)
+			r.err = ownerErrorf(o.Key, "deleting created pod %s, which the selector does not match: %w", PodKey(created), derr)
 		}
 		return errNotSelected
 	case err == nil:

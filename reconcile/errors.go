@@ -1,6 +1,9 @@
 package reconcile
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrTerminal marks the errors of [Controller.Sync] that no retry can fix:
 // an owner that Config.Describe rejects, an owner spec that fails
@@ -38,3 +41,31 @@ func terminal(err error) error {
 // sync reads and writes nothing. errors.Is(err, ErrTerminal)
 // holds too.
 var ErrClusterScoped = errors.New("reconcile: cluster-scoped owners are not supported: pods are namespaced, so the owner must be too")
+
+// ownerErr is an error of one owner's sync, whose message names the owner:
+// "reconcile: owner <key>: <err>". It unwraps to err.
+type ownerErr struct {
+	key string
+	err error
+}
+
+func (e *ownerErr) Error() string { return "reconcile: owner " + e.key + ": " + e.err.Error() }
+func (e *ownerErr) Unwrap() error { return e.err }
+
+// ownerErrorf is fmt.Errorf(format, args...) naming the owner key.
+func ownerErrorf(key, format string, args ...any) error {
+	return &ownerErr{key: key, err: fmt.Errorf(format, args...)}
+}
+
+// namesOwner reports whether err's own message already names its owner:
+// the errors this package builds for one owner do, by type; an error of a
+// pod client, or errors joined, do not.
+func namesOwner(err error) bool {
+	switch e := err.(type) {
+	case *ownerErr, *stoppedError, *deferredError, *fencedError, *specError:
+		return true
+	case *terminalError:
+		return namesOwner(e.err)
+	}
+	return false
+}

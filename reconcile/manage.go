@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -64,10 +63,10 @@ func (m *Manager) manage(ctx context.Context, owner Owner, pods, related []*core
 		return out, nil
 	}
 	if m.Pods == nil {
-		return out, fmt.Errorf("reconcile: owner %s: Manager.Pods is nil", owner.Key)
+		return out, ownerErrorf(owner.Key, "Manager.Pods is nil")
 	}
 	if err := ctx.Err(); err != nil {
-		return out, fmt.Errorf("reconcile: owner %s: %w", owner.Key, err)
+		return out, &ownerErr{key: owner.Key, err: err}
 	}
 	if diff < 0 {
 		return m.createPods(ctx, &owner, min(-diff, m.burst()), pods, out)

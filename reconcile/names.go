@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -58,12 +57,12 @@ func (m *Manager) podNames(o *Owner, n int, active []*corev1.Pod) (names []strin
 		for attempt := 0; ; attempt++ {
 			if attempt == nameAttempts {
 				m.keepUncertain(o.Key, nil, names[:retried])
-				return nil, 0, fmt.Errorf("reconcile: owner %s: NameGenerator returned %d duplicate names in a row (last %q)", o.Key, nameAttempts, name)
+				return nil, 0, ownerErrorf(o.Key, "NameGenerator returned %d duplicate names in a row (last %q)", nameAttempts, name)
 			}
 			name = gen(prefix)
 			if name == "" {
 				m.keepUncertain(o.Key, nil, names[:retried])
-				return nil, 0, fmt.Errorf("reconcile: owner %s: NameGenerator returned an empty name", o.Key)
+				return nil, 0, ownerErrorf(o.Key, "NameGenerator returned an empty name")
 			}
 			if _, dup := seen[name]; !dup {
 				break

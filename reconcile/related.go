@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +21,7 @@ func (c *Controller[T]) related(ctx context.Context, obj T, o *Owner) ([]*corev1
 	namespace := obj.GetNamespace()
 	owners, err := c.siblings(namespace, ref.UID)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: owner %s: listing owners for related pods: %w", o.Key, err)
+		return nil, ownerErrorf(o.Key, "listing owners for related pods: %w", err)
 	}
 	var pods, out []*corev1.Pod
 	listed := false
@@ -44,7 +43,7 @@ func (c *Controller[T]) related(ctx context.Context, obj T, o *Owner) ([]*corev1
 		}
 		if !listed {
 			if pods, err = c.cfg.Cluster.Pods.List(namespace); err != nil {
-				return nil, fmt.Errorf("reconcile: owner %s: listing pods for related pods: %w", o.Key, err)
+				return nil, ownerErrorf(o.Key, "listing pods for related pods: %w", err)
 			}
 			listed = true
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,7 +83,7 @@ func (c *Controller[T]) recheckVanished(ctx context.Context, key string, owner T
 			// Unknown: hold it rather than risk a replacement, and retry.
 			held++
 			keep = append(keep, v)
-			errs = append(errs, fmt.Errorf("reconcile: owner %s: reading pod %s that left the pod cache: %w", key, PodKey(p), gerr))
+			errs = append(errs, ownerErrorf(key, "reading pod %s that left the pod cache: %w", PodKey(p), gerr))
 			continue
 		case live == nil, live.UID != p.UID, !controlledBy(live, owner.GetUID()), !podrank.IsActive(live):
 			c.breaker.withdraw(key, p.UID) // really lost: replace it
@@ -153,7 +152,7 @@ func (c *Controller[T]) restamp(ctx context.Context, key string, owner T, pod *c
 	}
 	patched, err := c.cfg.Cluster.PodClient.PatchPod(ctx, pod, data)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: owner %s: putting the stamp back on pod %s: %w", key, PodKey(pod), err)
+		return nil, ownerErrorf(key, "putting the stamp back on pod %s: %w", PodKey(pod), err)
 	}
 	if patched == nil {
 		return pod, nil

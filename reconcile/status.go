@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -119,5 +118,5 @@ func sameObject[T Object](a, b T) bool {
 
 // statusError wraps a failed status step.
 func statusError(key string, err error) error {
-	return fmt.Errorf("reconcile: owner %s: writing status: %w", key, err)
+	return ownerErrorf(key, "writing status: %w", err)
 }

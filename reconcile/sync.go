@@ -125,7 +125,7 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return SyncResult{}, terminal(err)
 	}
 	if namespace == "" {
-		return SyncResult{}, terminal(fmt.Errorf("reconcile: owner %s: %w", key, ErrClusterScoped))
+		return SyncResult{}, terminal(&ownerErr{key: key, err: ErrClusterScoped})
 	}
 	if synced := c.cfg.Cluster.CacheVersions.Synced; synced != nil && !synced() {
 		return SyncResult{}, &deferredError{key: key, cause: ErrNotSynced}
@@ -143,10 +143,10 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return SyncResult{}, nil
 	}
 	if err != nil {
-		return SyncResult{}, fmt.Errorf("reconcile: owner %s: reading the owner: %w", key, err)
+		return SyncResult{}, ownerErrorf(key, "reading the owner: %w", err)
 	}
 	if isNilValue(obj) {
-		return SyncResult{}, fmt.Errorf("reconcile: owner %s: Owners.Get returned neither an owner nor an error", key)
+		return SyncResult{}, ownerErrorf(key, "Owners.Get returned neither an owner nor an error")
 	}
 	c.remember(key)
 	// before the pods are read, so that a pod observed in between
@@ -171,12 +171,12 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	}
 	selector, err := selectorOf(o.Selector)
 	if err != nil {
-		return res, terminal(fmt.Errorf("reconcile: owner %s: invalid selector: %w", key, err))
+		return res, terminal(ownerErrorf(key, "invalid selector: %w", err))
 	}
 
 	pods, err := c.podsOf(obj)
 	if err != nil {
-		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", key, err)
+		return res, ownerErrorf(key, "listing pods: %w", err)
 	}
 	cl := claimer[T]{c: c, owner: obj, key: key, selector: selector, gate: fenceGate{fence: c.cfg.Fence, key: key}}
 	claimed, err := cl.claimPods(ctx, pods)
@@ -238,24 +238,24 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 func (c *Controller[T]) describe(key string, obj T) (Owner, error) {
 	o, err := c.cfg.Describe(obj)
 	if err != nil {
-		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe: %w", key, err)
+		return Owner{}, ownerErrorf(key, "Describe: %w", err)
 	}
 	switch {
 	case o.Key == "":
 		o.Key = key
 	case o.Key != key:
-		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned key %q; it must be empty or %q", key, o.Key, key)
+		return Owner{}, ownerErrorf(key, "Describe returned key %q; it must be empty or %q", o.Key, key)
 	}
 	if isNil(o.Object) {
 		o.Object = obj
 	} else if o.Object.GetUID() != obj.GetUID() {
-		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned another object (uid %s, want %s)", key, o.Object.GetUID(), obj.GetUID())
+		return Owner{}, ownerErrorf(key, "Describe returned another object (uid %s, want %s)", o.Object.GetUID(), obj.GetUID())
 	}
 	if o.Kind.Empty() {
 		o.Kind = c.cfg.Kind
 	} else if o.Kind.Kind != c.cfg.Kind.Kind {
 		// Pods created with that kind would never resolve to this owner.
-		return Owner{}, fmt.Errorf("reconcile: owner %s: Describe returned kind %s; Config.Kind is %s", key, o.Kind, c.cfg.Kind)
+		return Owner{}, ownerErrorf(key, "Describe returned kind %s; Config.Kind is %s", o.Kind, c.cfg.Kind)
 	}
 	return o, nil // Owner.Validate checks the spec
 }
@@ -270,7 +270,7 @@ func (c *Controller[T]) describe(key string, obj T) (Owner, error) {
 func (c *Controller[T]) syncInvalid(ctx context.Context, key string, obj T, res SyncResult, specErr error) (SyncResult, error) {
 	pods, err := c.podsOf(obj)
 	if err != nil {
-		return res, fmt.Errorf("reconcile: owner %s: listing pods: %w", key, err)
+		return res, ownerErrorf(key, "listing pods: %w", err)
 	}
 	uid := obj.GetUID()
 	for _, pod := range pods {
@@ -323,13 +323,13 @@ func controlledBy(pod *corev1.Pod, uid types.UID) bool {
 	return ref != nil && ref.UID == uid
 }
 
-// ownerError names the owner in err, unless err already begins with this
-// package's prefix (the errors of the manage step name the owner).
+// ownerError names the owner in err, unless err already names it (the
+// errors of the manage step and the breaker do).
 func ownerError(key string, err error) error {
-	if strings.HasPrefix(err.Error(), "reconcile: ") {
+	if namesOwner(err) {
 		return err
 	}
-	return fmt.Errorf("reconcile: owner %s: %w", key, err)
+	return &ownerErr{key: key, err: err}
 }
 
 // splitKey splits "namespace/name" or "name".
