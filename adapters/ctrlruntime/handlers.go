@@ -182,11 +182,35 @@ type Options struct {
 	// ([Reconciler].Metrics). Build it with telemetry.Instrument from the
 	// Config of the Controller.
 	Metrics *telemetry.Collector
+	// NewReconciler, if set, builds the reconciler the controller runs
+	// instead of the [Reconciler] Register builds: yours, for an owner
+	// that has more to it than pods (a Service, a PodDisruptionBudget, a
+	// finalizer), in the shape kubebuilder scaffolds. It is called once,
+	// with mgr.GetClient() and the pod step: that [Reconciler] (Backoff,
+	// OnSync and Metrics set), which your Reconcile must call for every
+	// request, whatever else it does or skips, since the pod events
+	// enqueue the owner and only the pod step acts on them; join its
+	// result with yours with [Combine]. The pod step keeps every guard of
+	// reconcile.Controller.Sync (the sync guard, the consistency gate, the
+	// fence, the creation breaker) and creates nothing for an owner being
+	// deleted, so your finalizer can be removed in the same Reconcile. The
+	// Controller still sees every owner and pod event, through the
+	// watches, whatever your Reconcile returns. Nil: the pod step alone.
+	// A NewReconciler that returns nil is an error.
+	NewReconciler func(c client.Client, pods crreconcile.Reconciler) crreconcile.Reconciler
+	// Owns are the kinds your reconciler creates with a controller
+	// reference to the owner (e.g. &corev1.Service{}): their creates,
+	// updates and deletes enqueue that owner, as a builder's Owns does
+	// (handler.EnqueueRequestForOwner with OnlyControllerOwner), and the
+	// manager caches them. Pods need no entry: Register watches them.
+	Owns []client.Object
 }
 
 // Register builds a controller named name in mgr that watches owners of
 // type T and pods through [OwnerHandler] and [PodHandler] and reconciles
-// with [Reconciler] (its Backoff set), and returns it: add watches of other
+// with [Reconciler] (its Backoff set), or with your reconciler around it
+// (Options.NewReconciler, with the kinds it owns watched: Options.Owns),
+// and returns it: add watches of other
 // kinds, each with its own predicates, with its Watch method (see the
 // example). The two watches take no predicate on purpose: every pod event
 // settles expectations, and every owner event the Controller's memory of
@@ -212,16 +236,36 @@ func Register[T reconcile.Object](mgr manager.Manager, name string, c *reconcile
 	if err := registerMetrics(metrics.Registry, opts.Metrics); err != nil {
 		return nil, err
 	}
-	r := Reconciler[T]{
+	pods := Reconciler[T]{
 		Controller: c,
 		Backoff:    workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request](),
 		OnSync:     opts.OnSync,
 		Metrics:    opts.Metrics,
 	}
-	return builder.ControllerManagedBy(mgr).Named(name).WithOptions(opts.controllerOptions()).
+	var r crreconcile.Reconciler = pods
+	if opts.NewReconciler != nil {
+		r = opts.NewReconciler(mgr.GetClient(), pods)
+		if r == nil {
+			return nil, errors.New("ctrlruntime: Register: Options.NewReconciler returned nil")
+		}
+	}
+	b := builder.ControllerManagedBy(mgr).Named(name).WithOptions(opts.controllerOptions()).
 		WatchesRawSource(source.Kind(mgr.GetCache(), owner, OwnerHandler(c))).
-		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, PodHandler(c))).
-		Build(r)
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Pod{}, PodHandler(c)))
+	if len(opts.Owns) > 0 {
+		// handler.EnqueueRequestForOwner panics on an owner type the
+		// scheme does not know: say so instead.
+		if _, _, err := mgr.GetScheme().ObjectKinds(owner); err != nil {
+			return nil, fmt.Errorf("ctrlruntime: Register: Options.Owns: %w", err)
+		}
+	}
+	for _, obj := range opts.Owns {
+		if obj == nil {
+			return nil, errors.New("ctrlruntime: Register: a nil object in Options.Owns")
+		}
+		b = b.Watches(obj, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner()))
+	}
+	return b.Build(r)
 }
 
 // registerMetrics registers m (if any) in reg; m already there is no error.

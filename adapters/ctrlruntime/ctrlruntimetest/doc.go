@@ -17,12 +17,16 @@
 //     order of the writes, applied to the Env's cache as it is delivered;
 //     the objects the client starts with are added, as an informer's first
 //     list. Without them a scale-down after a scale-up waits out the
-//     five-minute expectations;
+//     five-minute expectations. The writes of the kinds in Options.Owns
+//     (a Service, a PodDisruptionBudget your reconciler makes) queue their
+//     controller, as a builder's Owns does;
 //   - the caches' sync: synced at New, as a manager's are when it starts
 //     its workers, or, with Options.StartUnsynced, once the first Deliver
 //     has delivered the first list;
 //   - the queue: the owners the events name are reconciled, one at a time,
-//     through ctrlruntime.Reconciler, by [Env.Settle], until nothing is
+//     through ctrlruntime.Reconciler, or through your own reconciler that
+//     calls it as one step (Options.NewReconciler, the function
+//     ctrlruntime.Options.NewReconciler takes), by [Env.Settle], until nothing is
 //     left to do now; RequeueAfter and delayed requests wait for
 //     Env.Clock, a fake clock the Controller reads (Config.Clock);
 //   - the API server's part of a create: a UID and a creation timestamp

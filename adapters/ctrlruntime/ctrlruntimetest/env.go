@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -64,6 +65,24 @@ type Options struct {
 	StartUnsynced bool
 	// Start is the fake clock's time at New; zero: DefaultStart.
 	Start time.Time
+	// NewReconciler, if set, builds the reconciler Reconcile and Settle
+	// run instead of ctrlruntime.Reconciler: yours, as
+	// ctrlruntime.Options.NewReconciler builds it under a manager (pass
+	// the same function to both). New calls it once, with Env.Client and
+	// the pod step: a ctrlruntime.Reconciler over Env.Controller on
+	// Env.Clock. The Controller's events do not depend on it: Deliver
+	// hands it every pod and owner event whatever your Reconcile does.
+	// Nil: the pod step alone. A NewReconciler that returns nil is an
+	// error of New.
+	NewReconciler func(c client.Client, pods crreconcile.Reconciler) crreconcile.Reconciler
+	// Owns are the kinds your reconciler creates with a controller
+	// reference to the owner, as in ctrlruntime.Options.Owns (e.g.
+	// &corev1.Service{}): each successful write of one through Env.Client
+	// becomes an event, delivered in write order with the others, that
+	// queues its controller when that is of the owner's kind, as a
+	// builder's Owns does. The Controller sees none of them; the Env's
+	// cache does not hold them (the client reads them, always current).
+	Owns []client.Object
 }
 
 // Env is a Controller for owners of type T on controller-runtime's fake
@@ -81,9 +100,12 @@ type Env[T reconcile.Object] struct {
 	// Controller is what build returned.
 	Controller *reconcile.Controller[T]
 
-	base   client.WithWatch // the plain fake client, for the feed's reads
-	events *eventLog
-	cache  *envCache // the informers' stores, for the Config's CacheVersions
+	base       client.WithWatch // the plain fake client, for the feed's reads
+	events     *eventLog
+	cache      *envCache              // the informers' stores, for the Config's CacheVersions
+	reconciler crreconcile.Reconciler // what Reconcile runs
+	kind       schema.GroupVersionKind
+	owns       []reflect.Type // the types of Options.Owns
 
 	mu       sync.Mutex // guards pending, feedErrs, uids and names
 	pending  []change
@@ -143,6 +165,15 @@ func New[T reconcile.Object](build func(reconcile.Config[T]) (*reconcile.Control
 	if !opts.StartUnsynced {
 		e.cache.markSynced()
 	}
+	for _, obj := range opts.Owns {
+		if obj == nil {
+			return nil, errors.New("ctrlruntimetest: New: a nil object in Options.Owns")
+		}
+		if _, _, err := scheme.ObjectKinds(obj); err != nil {
+			return nil, fmt.Errorf("ctrlruntimetest: New: Options.Owns: %w", err)
+		}
+		e.owns = append(e.owns, reflect.TypeOf(obj))
+	}
 	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(opts.Objects...).
 		WithStatusSubresource(owner, &corev1.Pod{}).Build()
 	e.base = base
@@ -157,11 +188,20 @@ func New[T reconcile.Object](build func(reconcile.Config[T]) (*reconcile.Control
 		return nil, fmt.Errorf("ctrlruntimetest: New: %w", err)
 	}
 	cfg.Clock = e.Clock
+	e.kind = cfg.Kind
 	if e.Controller, err = build(cfg); err != nil {
 		return nil, fmt.Errorf("ctrlruntimetest: New: build: %w", err)
 	}
 	if e.Controller == nil {
 		return nil, errors.New("ctrlruntimetest: New: build returned no Controller")
+	}
+	pods := ctrlruntime.Reconciler[T]{Controller: e.Controller, Clock: e.Clock}
+	e.reconciler = pods
+	if opts.NewReconciler != nil {
+		e.reconciler = opts.NewReconciler(e.Client, pods)
+		if e.reconciler == nil {
+			return nil, errors.New("ctrlruntimetest: New: Options.NewReconciler returned nil")
+		}
 	}
 	for _, obj := range opts.Objects {
 		cur, err := e.current(obj)
@@ -173,15 +213,15 @@ func New[T reconcile.Object](build func(reconcile.Config[T]) (*reconcile.Control
 }
 
 // Reconcile runs one reconcile of key (namespace/name) through
-// ctrlruntime.Reconciler, as a manager's worker would, and returns its
-// result. It delivers no event: call Deliver (or Settle) for that.
+// ctrlruntime.Reconciler, or through yours (Options.NewReconciler), as a
+// manager's worker would, and returns its result. It delivers no event:
+// call Deliver (or Settle) for that.
 func (e *Env[T]) Reconcile(key string) (crreconcile.Result, error) {
 	ns, name, ok := strings.Cut(key, "/")
 	if !ok {
 		ns, name = "", key
 	}
-	r := ctrlruntime.Reconciler[T]{Controller: e.Controller, Clock: e.Clock}
-	return r.Reconcile(context.Background(), crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
+	return e.reconciler.Reconcile(context.Background(), crreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 }
 
 // Deliver hands the Controller the events of the writes made since the
@@ -228,7 +268,24 @@ func (e *Env[T]) deliver(ch change) []reconcile.SyncRequest {
 			return e.Controller.OwnerUpdated(ch.old.(T), ch.cur.(T))
 		}
 	}
-	return nil
+	// An owned kind's: its controllers of the owner's kind, before and
+	// after the write, as handler.EnqueueRequestForOwner enqueues them.
+	var reqs []reconcile.SyncRequest
+	for _, o := range []client.Object{ch.old, ch.cur} {
+		if o == nil {
+			continue
+		}
+		ref := metav1.GetControllerOf(o)
+		if ref == nil || ref.Kind != e.kind.Kind {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != e.kind.Group {
+			continue
+		}
+		reqs = append(reqs, reconcile.SyncRequest{Key: reconcile.OwnerKey(o.GetNamespace(), ref.Name)})
+	}
+	return reqs
 }
 
 // Enqueue queues key (namespace/name) for the next Settle, as an event
@@ -470,13 +527,14 @@ func (e *Env[T]) stamp(obj client.Object) {
 	}
 }
 
-// fed reports whether obj's writes become events: pods and owners.
+// fed reports whether obj's writes become events: pods, owners and the
+// kinds of Options.Owns.
 func (e *Env[T]) fed(obj client.Object) bool {
 	switch obj.(type) {
 	case *corev1.Pod, T:
 		return true
 	}
-	return false
+	return slices.Contains(e.owns, reflect.TypeOf(obj))
 }
 
 // current returns the stored copy of obj (nil and an error when there is

@@ -74,9 +74,14 @@ func (c *envCache) apply(ch change) {
 	if obj == nil {
 		obj = ch.old
 	}
-	inf := c.owners
-	if _, ok := obj.(*corev1.Pod); ok {
+	var inf *envInformer
+	switch {
+	case isType(obj, &corev1.Pod{}):
 		inf = c.pods
+	case isType(obj, c.owner):
+		inf = c.owners
+	default:
+		return // an owned kind's: no informer of the Controller's holds it
 	}
 	if ch.cur == nil {
 		_ = inf.store.Delete(ch.old)
