@@ -155,14 +155,20 @@ func (c *Cluster) watch(action k8stesting.Action) (bool, watch.Interface, error)
 	gvr, ns := a.GetResource(), a.GetNamespace()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	sel := c.selection(gvr, ns, a.GetWatchRestrictions().Labels)
 	rv := a.ListOptions.ResourceVersion
 	if rv == "" || rv == "0" {
 		// "Start at most recent": the tracker sends the current objects.
 		w, err := c.tracker.Watch(gvr, ns, a.ListOptions)
-		if rf, ok := w.(*watch.RaceFreeFakeWatcher); ok {
-			c.watchers = append(c.watchers, rf)
+		rf, ok := w.(*watch.RaceFreeFakeWatcher)
+		if !ok {
+			return true, w, err
 		}
-		return true, w, err
+		c.watchers = append(c.watchers, rf)
+		if sel == nil {
+			return true, w, err
+		}
+		return true, newReplayWatcher(nil, rf, sel), err
 	}
 	from, err := strconv.ParseInt(rv, 10, 64)
 	if err != nil {
@@ -188,7 +194,7 @@ func (c *Cluster) watch(action k8stesting.Action) (bool, watch.Interface, error)
 		return true, w, nil
 	}
 	c.watchers = append(c.watchers, rf)
-	return true, newReplayWatcher(replay, rf), nil
+	return true, newReplayWatcher(replay, rf, sel), nil
 }
 
 // historySize is how many writes per resource a watch can be replayed from
@@ -196,7 +202,8 @@ func (c *Cluster) watch(action k8stesting.Action) (bool, watch.Interface, error)
 var historySize = 4096
 
 // replayWatcher sends the replayed events, then the live events of the
-// tracker's watcher. It buffers nothing itself: live events wait in the
+// tracker's watcher, through sel when the watch selects by label (nil: all
+// of them as they are). It buffers nothing itself: live events wait in the
 // tracker watcher's buffer, which awaitWatchers keeps from overflowing.
 type replayWatcher struct {
 	inner *watch.RaceFreeFakeWatcher
@@ -205,13 +212,20 @@ type replayWatcher struct {
 	once  sync.Once
 }
 
-func newReplayWatcher(replay []historyEvent, inner *watch.RaceFreeFakeWatcher) *replayWatcher {
+func newReplayWatcher(replay []historyEvent, inner *watch.RaceFreeFakeWatcher, sel *selection) *replayWatcher {
 	w := &replayWatcher{inner: inner, out: make(chan watch.Event), stop: make(chan struct{})}
 	go func() {
 		defer close(w.out)
 		for _, e := range replay {
+			ev, ok := watch.Event{Type: e.typ, Object: e.obj.DeepCopyObject()}, true
+			if sel != nil {
+				ev, ok = sel.replayed(e)
+			}
+			if !ok {
+				continue
+			}
 			select {
-			case w.out <- watch.Event{Type: e.typ, Object: e.obj.DeepCopyObject()}:
+			case w.out <- ev:
 			case <-w.stop:
 				return
 			}
@@ -222,6 +236,11 @@ func newReplayWatcher(replay []historyEvent, inner *watch.RaceFreeFakeWatcher) *
 			case e, ok := <-in:
 				if !ok {
 					return
+				}
+				if sel != nil {
+					if e, ok = sel.live(e); !ok {
+						continue
+					}
 				}
 				select {
 				case w.out <- e:
@@ -248,10 +267,11 @@ func (w *replayWatcher) Stop() {
 }
 
 type historyEvent struct {
-	rv  int64
-	typ watch.EventType
-	ns  string
-	obj runtime.Object
+	rv   int64
+	typ  watch.EventType
+	ns   string
+	obj  runtime.Object
+	prev runtime.Object // the object before the write; nil for a create
 }
 
 // history is the retained tail of one resource's writes.
@@ -260,8 +280,9 @@ type history struct {
 	events []historyEvent
 }
 
-// record appends a successful write of gvr (obj is not retained; a copy is).
-func (c *Cluster) record(gvr schema.GroupVersionResource, typ watch.EventType, obj runtime.Object) {
+// record appends a successful write of gvr that turned prev (nil: none)
+// into obj (neither is retained; copies are).
+func (c *Cluster) record(gvr schema.GroupVersionResource, typ watch.EventType, obj, prev runtime.Object) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return
@@ -272,7 +293,11 @@ func (c *Cluster) record(gvr schema.GroupVersionResource, typ watch.EventType, o
 		h = &history{}
 		c.history[gvr] = h
 	}
-	h.events = append(h.events, historyEvent{rv: rv, typ: typ, ns: m.GetNamespace(), obj: obj.DeepCopyObject()})
+	ev := historyEvent{rv: rv, typ: typ, ns: m.GetNamespace(), obj: obj.DeepCopyObject()}
+	if prev != nil {
+		ev.prev = prev.DeepCopyObject()
+	}
+	h.events = append(h.events, ev)
 	if n := len(h.events) - historySize; n > 0 {
 		h.floor = h.events[n-1].rv
 		clear(h.events[:n])
@@ -391,7 +416,7 @@ func (c *Cluster) create(a k8stesting.CreateActionImpl) (runtime.Object, error) 
 		return nil, err
 	}
 	c.versions[gvr] = v
-	c.record(gvr, watch.Added, obj)
+	c.record(gvr, watch.Added, obj, nil)
 	if isPod {
 		c.stats.PodsCreated++
 		if c.fault(c.faults.CreatePodLost) {
@@ -469,7 +494,7 @@ func (c *Cluster) update(gvr schema.GroupVersionResource, ns, sub string, obj ru
 		return nil, err
 	}
 	c.versions[gvr] = v
-	c.record(gvr, watch.Modified, obj)
+	c.record(gvr, watch.Modified, obj, stored)
 	if gvr == replicaSetsResource && sub == "status" {
 		c.stats.StatusUpdates++
 	}
@@ -614,7 +639,7 @@ func (c *Cluster) delete(a k8stesting.DeleteActionImpl) error {
 	if err := c.tracker.Delete(gvr, ns, name); err != nil {
 		return err
 	}
-	c.record(gvr, watch.Deleted, obj)
+	c.record(gvr, watch.Deleted, obj, obj)
 	if isPod {
 		c.stats.PodsDeleted++
 	}
@@ -628,6 +653,10 @@ func (c *Cluster) store(gvr schema.GroupVersionResource, ns string, obj runtime.
 	if err != nil {
 		return err
 	}
+	prev, err := c.tracker.Get(gvr, ns, m.GetName())
+	if err != nil {
+		return err
+	}
 	v := c.nextVersion(gvr)
 	m.SetResourceVersion(strconv.FormatInt(v, 10))
 	if err := c.awaitWatchers(); err != nil {
@@ -637,6 +666,6 @@ func (c *Cluster) store(gvr schema.GroupVersionResource, ns string, obj runtime.
 		return err
 	}
 	c.versions[gvr] = v
-	c.record(gvr, watch.Modified, obj)
+	c.record(gvr, watch.Modified, obj, prev)
 	return nil
 }

@@ -38,9 +38,29 @@
 //     version fails with 410 Gone, and a reflector relists), as an API
 //     server's watch cache does;
 //   - watch flow control: a write waits while any watcher's buffer is nearly
-//     full (the fake watcher panics when its 100-event buffer overflows).
+//     full (the fake watcher panics when its 100-event buffer overflows);
+//   - label-selected watches, as the fake clientset's lists select by
+//     label: a watch with a label selector hears only of the objects that
+//     match, and an object whose labels stop matching reaches it as
+//     DELETED (with the labels it matched with and the write's
+//     resourceVersion), as an API server's watch cache sends it, so an
+//     owned-only pod cache (clientgo.NewOwnedPods' Factory) drops the pod.
 //
 // What it does not model: admission, validation, defaulting, field
-// selectors, garbage collection of dependents, finalizers, and network
-// latency. Every call is serialized by the fake clientset's own lock.
+// selectors (lists and watches both ignore them), garbage collection of
+// dependents, finalizers, watch bookmarks, server-side apply, rate limits,
+// and network latency. Every call is serialized by the fake clientset's
+// own lock.
+//
+// Why it exists beside the repository's other in-process API servers:
+// client-go controllers need the real client-go informers, watching
+// through a real clientset, which this package gives them, with watches
+// that replay by resourceVersion and select by label and graceful pod
+// deletion through its [Kubelet]. Package
+// adapters/ctrlruntime/ctrlruntimetest is the controller-runtime client's
+// counterpart (a controller built with ctrlruntime.NewConfig writes
+// through that client, which this package does not offer, and its events
+// are stepped by the test with no goroutine); the root module's
+// reconcile/internal/cluster may not import client-go and delivers each
+// event when a model-based test says. The three share no code.
 package fakecluster
