@@ -50,8 +50,8 @@ type Options struct {
 	Interceptor interceptor.Funcs
 	// Config is given to ctrlruntime.NewConfig, which builds the Env's
 	// Config as it builds a manager's: OwnedPods' labels stamped,
-	// EventPerBatch, NoCacheVersions (no consistency gate, no sync guard,
-	// no Exact), and whatever else its options turn on. A nil Recorder
+	// EventPerBatch, NoCacheVersions (as ConfigOptions documents it), and
+	// whatever else its options turn on. A nil Recorder
 	// records into the Env (Env.Events); a Recorder of yours receives the
 	// events instead. The fake client holds every pod: OwnedPods restricts
 	// what the Controller creates, not what the client lists.
