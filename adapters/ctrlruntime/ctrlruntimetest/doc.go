@@ -34,9 +34,10 @@
 //     only a generateName: the prefix and the next number of that prefix,
 //     in the API server's suffix alphabet (web-bbbbb, web-bbbbc, …),
 //     skipping taken names. The fake client's own five random characters
-//     collide, failing a create with AlreadyExists about 1 run in 7 at
-//     2,000 pods of one owner; these names never do, and are the same in
-//     every run.
+//     collide, failing a create with AlreadyExists: for n pods of one
+//     owner, with probability 1 − exp(−n(n−1)/(2·27⁵)), 13% at n = 2,000
+//     (issue 41 saw 1 run in 8); these names never do, and are the same
+//     in every run.
 //
 // What it does not model, checked against what a kube-apiserver and a
 // manager do:

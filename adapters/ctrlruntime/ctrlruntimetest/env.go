@@ -466,7 +466,8 @@ func (e *Env[T]) feed() interceptor.Funcs {
 // its random suffixes from ("bcdfghjklmnpqrstvwxz2456789"), skipping a name
 // that is taken: web-bbbbb, web-bbbbc, … The fake client would draw five
 // random characters instead, and fail a create with AlreadyExists when two
-// draws collide (about 1 run in 7 at 2,000 pods of one owner). Concurrent
+// draws collide (13% of runs at 2,000 pods of one owner: see the package
+// documentation). Concurrent
 // creates get distinct numbers; which of them gets which depends on their
 // order, as on an API server.
 func (e *Env[T]) name(ctx context.Context, obj client.Object) {

@@ -90,8 +90,9 @@ func TestStartsSynced(t *testing.T) {
 
 // 2,000 pods of one owner get 2,000 distinct names (issue 41 item 4): the
 // Env numbers each generateName's names, where the fake client draws five
-// random characters and fails about 1 run in 7 at this size with
-// AlreadyExists. The names are the same in every run.
+// random characters and fails 13% of runs at this size with AlreadyExists
+// (the package documentation's birthday bound). The names are the same in
+// every run.
 func TestGeneratedNamesAtScale(t *testing.T) {
 	const n = 2000
 	env := newEnv(t, ctrlruntimetest.Options{Objects: []client.Object{replicaSet(n)}})
