@@ -44,4 +44,32 @@
 // pods by controller reference and owners by their controller's UID, so
 // that a sync reads the owner's pods, the namespace's orphans and its
 // sibling owners only, as upstream's indexers do.
+//
+// # Your own Reconcile
+//
+// An operator whose owner has more than pods (a finalizer, a Service, a
+// PodDisruptionBudget: kubebuilder's shape) keeps its own Reconcile and
+// runs the pod management as one step of it. Options.NewReconciler makes
+// [Register] build that reconciler from the manager's client and the pod
+// step, the [Reconciler] it would have run (backoff and metrics set), and
+// Options.Owns watches the kinds it owns, as a builder's Owns does. The
+// watches of owners and pods stay Register's, so the Controller sees every
+// event whatever the Reconcile returns. The Reconcile must:
+//
+//   - call the pod step on every request, before the rest, not only on
+//     changes of the owner: pod events enqueue the owner, and only the pod
+//     step acts on them;
+//   - join the two outcomes with [Combine]: the sooner requeue, and no
+//     terminal error that stops the other step's retry or requeue;
+//   - not fear the finalizer: on an owner being deleted the pod step
+//     creates, deletes and adopts nothing (reconcile.SyncResult.Deleting),
+//     so removing the finalizer after it lets no pod be created for an
+//     owner that is gone, and controller-runtime never runs two
+//     reconciles of one owner at once.
+//
+// The guards (the sync guard, the consistency gate, the fence, the
+// creation breaker) are inside reconcile.Controller.Sync, so the pod step
+// keeps them. Package ctrlruntimetest runs the same function
+// (ctrlruntimetest.Options.NewReconciler and Owns), and
+// examples/webapp is such an operator, with its tests.
 package ctrlruntime
