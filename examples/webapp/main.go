@@ -15,6 +15,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,7 +28,10 @@ import (
 )
 
 func main() {
-	ctrl.SetLogger(zap.New())
+	logOpts := zap.Options{}
+	logOpts.BindFlags(flag.CommandLine)
+	flag.Parse() // -kubeconfig (controller-runtime's) and zap's flags
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
 	log := ctrl.Log.WithName("webapp")
 	scheme := runtime.NewScheme()
 	err := clientgoscheme.AddToScheme(scheme)
