@@ -26,6 +26,7 @@ var markdownFiles = []string{"README.md", "adapters/README.md", "examples/README
 var quickstartDirs = map[string]string{
 	"client-go":          "examples/replicaset/quickstart",
 	"controller-runtime": "examples/podset/quickstart",
+	"custom-resource":    "examples/webapp/quickstart",
 }
 
 // pendingPackages are package directories whose doc comments are not checked

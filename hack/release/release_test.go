@@ -28,7 +28,7 @@ var fallbackQuickstart = []struct{ name, file, src string }{
 }
 
 // The quick starts README must carry once it marks any (issue 33).
-var wantQuickstarts = []string{"client-go", "controller-runtime"}
+var wantQuickstarts = []string{"client-go", "controller-runtime", "custom-resource"}
 
 func repo(t *testing.T) string {
 	t.Helper()
@@ -67,8 +67,9 @@ func readme(t *testing.T, repo string) readmeBlocks {
 	return all
 }
 
-// readmeFiles hold the marked blocks: the install lines and the
-// controller-runtime quick start in README.md, the client-go quick start in
+// readmeFiles hold the marked blocks: the install lines and the custom
+// resource's quick start in README.md (but its types.go), the ReplicaSet
+// quick starts (client-go, controller-runtime) and that types.go in
 // adapters/README.md (the root README has room for one).
 var readmeFiles = []string{"README.md", "adapters/README.md"}
 
