@@ -243,6 +243,7 @@ func newStampController(t *testing.T, w *stampWorld, rs *appsv1.ReplicaSet, cloc
 	t.Helper()
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners = newRecOwners(rs)
+	cfg.Cluster.CachesSynced = alwaysSynced
 	cfg.Cluster.Pods = w
 	cfg.Cluster.PodClient = w.client()
 	(&recStatus{}).use(&cfg)
@@ -425,6 +426,7 @@ func TestExpectationDurationsThatStallAreRejected(t *testing.T) {
 			cfg := reconcile.ReplicaSets()
 			w := newStampWorld(nil)
 			cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), w, w.client()
+			cfg.Cluster.CachesSynced = alwaysSynced
 			(&recStatus{}).use(&cfg)
 			edit(&cfg.Expectations)
 			_, err := reconcile.NewController(cfg)
@@ -435,6 +437,7 @@ func TestExpectationDurationsThatStallAreRejected(t *testing.T) {
 	cfg := reconcile.ReplicaSets()
 	w := newStampWorld(nil)
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), w, w.client()
+	cfg.Cluster.CachesSynced = alwaysSynced
 	(&recStatus{}).use(&cfg)
 	cfg.Expectations.TTL = time.Minute
 	cfg.Expectations.SafetyLimit = reconcile.MaxExpiry
@@ -463,6 +466,7 @@ func TestParityWithAppsV1(t *testing.T) {
 		owners := newRecOwners(rs)
 		cfg := reconcile.ReplicaSets()
 		cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = owners, w, w.client()
+		cfg.Cluster.CachesSynced = alwaysSynced
 		(&recStatus{}).use(&cfg)
 		// A custom resource may have no template at all: here, one whose
 		// template has no containers.

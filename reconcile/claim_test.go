@@ -273,6 +273,7 @@ func mustController(t *testing.T, r *recController, tune func(*reconcile.Config[
 	t.Helper()
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = r.owners, r.pods, podClient{r.control, r.patcher}
+	cfg.Cluster.CachesSynced = alwaysSynced
 	r.status.use(&cfg)
 	tune(&cfg)
 	c, err := reconcile.NewController(cfg)

@@ -112,8 +112,9 @@ type PodClient interface {
 // Cluster is how a [Controller] reads and writes the cluster: the caches it
 // lists from, the clients it writes with, and how far the caches have
 // synced. The adapters fill it in one call (clientgo.ReplicaSets,
-// ctrlruntime.NewConfig); a hand-made one needs Owners, Pods, PodClient and
-// StatusWriter, and NewController names the first one missing. Resource and
+// ctrlruntime.NewConfig); a hand-made one needs Owners, Pods, PodClient,
+// StatusWriter and CachesSynced, and NewController names the first one
+// missing. Resource and
 // CacheVersions are optional: without them the consistency gate
 // has nothing to compare and never defers.
 type Cluster[T Object] struct {
@@ -146,6 +147,18 @@ type Cluster[T Object] struct {
 	// versions: the gate never defers, which is upstream before 1.36 (and
 	// with AtomicFIFO off, where the stores do not track a version).
 	CacheVersions CacheVersions
+	// CachesSynced is the unsynced-cache guard, required: it reports
+	// whether every cache the Controller reads has loaded its first list
+	// (client-go: each informer's HasSynced). While it answers false, Sync
+	// reads nothing and returns an error for which errors.Is(err,
+	// ErrDeferred) and errors.Is(err, ErrNotSynced) hold, whatever the
+	// gate's setting: a sync on a pod cache that has not listed yet would
+	// see no pod and create every pod again. The adapters set it
+	// from their informers; a hand-built Cluster whose caches are complete
+	// from the start (a test's maps) says so with a func that returns
+	// true. It is called from Sync's goroutines and must be safe for
+	// concurrent use and fast.
+	CachesSynced func() bool
 }
 
 // CacheVersions returns how far the informer caches a [Controller] reads
@@ -164,14 +177,4 @@ type CacheVersions struct {
 	// Owners is the version of the owner informer's cache (Cluster.Resource):
 	// it is compared with the controller's status writes.
 	Owners func() string
-	// Synced reports whether every cache the Controller reads has loaded
-	// its first list (client-go: each informer's HasSynced). While it
-	// answers false, Sync reads nothing and returns an error for which
-	// errors.Is(err, ErrDeferred) and errors.Is(err, ErrNotSynced) hold,
-	// whatever the gate's setting: a sync on a pod cache that has not
-	// listed yet would create every pod again. Nil: the caches
-	// are taken as synced, as a controller that waits for them before its
-	// first sync (upstream's Run) may assume. The adapters' CacheVersions
-	// set it.
-	Synced func() bool
 }

@@ -130,6 +130,7 @@ func TestControllerConcurrent(t *testing.T) {
 			own := newRecOwners(rss...)
 			cfg := reconcile.ReplicaSets()
 			cfg.Cluster.Owners, cfg.Cluster.Pods = own, informer
+			cfg.Cluster.CachesSynced = alwaysSynced
 			cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 			noStatus(&cfg)
 			cfg.Clock = c.Clock // never stepped: nothing can expire

@@ -27,7 +27,7 @@ import (
 // The consistency gate of upstream v1.37 is on by default, and
 // runs as soon as Cluster.CacheVersions supply the informers' versions: a
 // sync is deferred while a cache is older than the controller's own last
-// write for the owner. Consistency.Disable turns it off.
+// write for the owner. DisableConsistencyGate turns it off.
 type Config[T Object] struct {
 	// Kind is the owners' group, version and kind: written into the
 	// controller ownerRef of created and adopted pods, and compared (the
@@ -75,10 +75,14 @@ type Config[T Object] struct {
 	// (read it back with [Controller.Tracker]). The zero value is
 	// upstream's: counted creations, one five-minute timeout per round.
 	Expectations ExpectationOptions
-	// Consistency configures the consistency gate (R-10.9; read it back
-	// with [Controller.Gate]). The zero value is upstream v1.37's: on
-	// whenever Cluster.CacheVersions supply versions.
-	Consistency ConsistencyOptions
+	// DisableConsistencyGate turns the consistency gate off (R-10.9; read
+	// the gate with [Controller.Gate]), as upstream's feature gate
+	// StaleControllerConsistencyReplicaSet=false does: Sync never defers
+	// for a cache behind the controller's own writes. The writes are still
+	// recorded, for Expectations.Exact. The zero value is upstream v1.37's:
+	// the gate runs whenever Cluster.CacheVersions supply versions. It does
+	// not turn off the unsynced-cache guard (Cluster.CachesSynced).
+	DisableConsistencyGate bool
 	// StatusInterval, beyond upstream, coalesces the status writes of an
 	// owner that is still converging: a status change is written at most
 	// once per StatusInterval, and the sync that skips a write asks to be
@@ -88,7 +92,9 @@ type Config[T Object] struct {
 	// the converged status are never delayed. Zero or negative: every
 	// change is written at once, as upstream (docs/rules.md, R-13.3).
 	StatusInterval time.Duration
-	// Hooks receives metrics-style notifications of the manage step.
+	// Hooks receives every notification of the Controller, for metrics
+	// and events: the manage step's, the expectations' and the consistency
+	// gate's. The zero Hooks calls nothing.
 	Hooks Hooks
 	// Fence, when set, answers "may this replica still write?" (e.g. does
 	// it still hold its leader lease): Sync calls it immediately before
@@ -157,25 +163,6 @@ type ExpectationOptions struct {
 	// expectations.DefaultSafetyLimit; NewController rejects a negative
 	// SafetyLimit and one above MaxExpiry.
 	SafetyLimit time.Duration
-	// Hooks are the Tracker's notifications, for metrics. The zero Hooks
-	// call nothing.
-	Hooks expectations.Hooks
-}
-
-// ConsistencyOptions configures a [Controller]'s consistency gate
-// which defers a sync while a cache is older than the
-// controller's own last write for the owner. The zero value is upstream
-// v1.37's: the gate runs whenever Cluster.CacheVersions supply versions.
-type ConsistencyOptions struct {
-	// Disable turns the gate off, as upstream's feature gate
-	// StaleControllerConsistencyReplicaSet=false does: Sync never defers.
-	// The controller's writes are still recorded, for Expectations.Exact.
-	Disable bool
-	// Deferred, when set, is called for every sync the gate defers
-	// (upstream's skip counter), with the resource whose cache is behind.
-	// It is called from Sync's goroutines and must be safe for concurrent
-	// use.
-	Deferred func(key string, err *expectations.StaleCacheError)
 }
 
 // replicaSetsResource is the group/resource of apps/v1 ReplicaSets.
@@ -217,6 +204,8 @@ func (c *Config[T]) validate() error {
 		missing, hint = "Cluster.PodClient", clusterHint
 	case isNilValue(c.Cluster.StatusWriter):
 		missing, hint = "Cluster.StatusWriter", clusterHint
+	case c.Cluster.CachesSynced == nil:
+		missing, hint = "Cluster.CachesSynced", " (the unsynced-cache guard: without it, a sync before the pod cache has listed would create every pod again; the adapters set it, and a cache that is complete from the start answers true)"
 	default:
 		if err := c.validateCaches(); err != nil {
 			return err
@@ -288,7 +277,7 @@ func (c *Config[T]) trackerOptions(gate *expectations.Gate) expectations.Options
 		Clock:       c.Clock,
 		SafetyLimit: e.SafetyLimit,
 		Gate:        gate,
-		Hooks:       e.Hooks,
+		Hooks:       expectations.Hooks{Resolved: c.Hooks.ExpectationsResolved},
 	}
 	if e.Exact {
 		opts.Policy = expectations.EvidenceFirst

@@ -257,6 +257,7 @@ func newConfigModel(t *rapid.T) *configModel {
 
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners = m.owns
+	cfg.Cluster.CachesSynced = alwaysSynced
 	cfg.Cluster.Pods = m.w
 	cfg.Cluster.PodClient = m.w.client()
 	if cc.versions {

@@ -35,8 +35,9 @@ type Controller[T Object] struct {
 
 // NewController validates cfg and returns a Controller built from it. A
 // missing required field is an error that names it; there is no default
-// Kind. The consistency Gate is built from cfg.Consistency, on the caches
-// of cfg.Cluster.CacheVersions; the expectations Tracker from
+// Kind. The consistency Gate is built on the caches of
+// cfg.Cluster.CacheVersions, calling cfg.Hooks.Deferred; the expectations
+// Tracker from
 // cfg.Expectations, on that Gate. A combination that cannot work is an
 // error that names it: CacheVersions.Owners without Cluster.Resource,
 // Expectations.Exact without CacheVersions.Pods. The Config is copied:
@@ -45,7 +46,7 @@ func NewController[T Object](cfg Config[T]) (*Controller[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	gate := expectations.NewGate(expectations.GateOptions{Caches: cfg.caches(), Deferred: cfg.Consistency.Deferred})
+	gate := expectations.NewGate(expectations.GateOptions{Caches: cfg.caches(), Deferred: cfg.Hooks.Deferred})
 	tracker := expectations.New(cfg.trackerOptions(gate))
 	return &Controller[T]{
 		cfg:     cfg,
@@ -79,8 +80,8 @@ func (c *Controller[T]) Tracker() *expectations.Tracker {
 	return c.tracker
 }
 
-// Gate returns the Controller's consistency gate (R-10.9; configured by
-// Config.Consistency): the records of
+// Gate returns the Controller's consistency gate (R-10.9; turned off by
+// Config.DisableConsistencyGate): the records of
 // its own writes per owner, for "what is this owner's sync waiting for?"
 // (Gate.Written) and tests. Recording or clearing writes by hand defeats
 // the Controller's bookkeeping.

@@ -30,6 +30,7 @@ func TestNewControllerRequiresEveryPiece(t *testing.T) {
 	full := func() reconcile.Config[*appsv1.ReplicaSet] {
 		cfg := reconcile.ReplicaSets()
 		cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
+		cfg.Cluster.CachesSynced = alwaysSynced
 		(&recStatus{}).use(&cfg)
 		return cfg
 	}
@@ -53,6 +54,7 @@ func TestNewControllerRequiresEveryPiece(t *testing.T) {
 		{"Cluster.StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
 			c.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](nil)
 		}},
+		{"Cluster.CachesSynced", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.CachesSynced = nil }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			cfg := full()
@@ -75,6 +77,7 @@ func TestNewControllerCopiesConfig(t *testing.T) {
 	r := &recController{owners: newRecOwners(recRS(1)), pods: &recPodList{}, control: &recPods{}, patcher: &recPatcher{}, status: &recStatus{}}
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = r.owners, r.pods, podClient{r.control, r.patcher}
+	cfg.Cluster.CachesSynced = alwaysSynced
 	r.status.use(&cfg)
 	cfg.Clock = clock
 	c, err := reconcile.NewController(cfg)
@@ -228,6 +231,7 @@ func TestConfigShape(t *testing.T) {
 	cfg := reconcile.Config[*appsv1.ReplicaSet]{}
 	full := reconcile.ReplicaSets()
 	full.Cluster.Owners, full.Cluster.Pods, full.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
+	full.Cluster.CachesSynced = alwaysSynced
 	(&recStatus{}).use(&full)
 	fill := map[string]func(){
 		"Kind":                 func() { cfg.Kind = full.Kind },
@@ -237,6 +241,7 @@ func TestConfigShape(t *testing.T) {
 		"Cluster.Pods":         func() { cfg.Cluster.Pods = full.Cluster.Pods },
 		"Cluster.PodClient":    func() { cfg.Cluster.PodClient = full.Cluster.PodClient },
 		"Cluster.StatusWriter": func() { cfg.Cluster.StatusWriter = full.Cluster.StatusWriter },
+		"Cluster.CachesSynced": func() { cfg.Cluster.CachesSynced = full.Cluster.CachesSynced },
 	}
 	for range len(fill) + 1 {
 		_, err := reconcile.NewController(cfg)
@@ -254,5 +259,5 @@ func TestConfigShape(t *testing.T) {
 		top[strings.Split(r, ".")[0]] = true
 	}
 	assert.LessOrEqual(t, len(top), 5, "required Config fields: %v", required)
-	assert.Equal(t, []string{"Kind", "Describe", "Status", "Cluster.Owners", "Cluster.Pods", "Cluster.PodClient", "Cluster.StatusWriter"}, required)
+	assert.Equal(t, []string{"Kind", "Describe", "Status", "Cluster.Owners", "Cluster.Pods", "Cluster.PodClient", "Cluster.StatusWriter", "Cluster.CachesSynced"}, required)
 }

@@ -16,7 +16,7 @@ import (
 // with rate limiting, and log it below the default level.
 var ErrDeferred = errors.New("reconcile: sync deferred")
 
-// ErrNotSynced marks a sync deferred because CacheVersions.Synced reported
+// ErrNotSynced marks a sync deferred because Cluster.CachesSynced reported
 // that the informer caches have not loaded yet: errors.Is(err,
 // ErrNotSynced) and errors.Is(err, ErrDeferred) hold. A sync on a pod cache
 // that has not listed yet would see none of the owner's pods and create

@@ -23,7 +23,7 @@ func TestSyncDeferredUntilCachesSynced(t *testing.T) {
 	existing := recOwned(rs, 3)
 	var synced atomic.Bool
 	c := newRecController(t, newRecOwners(rs), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Cluster.CacheVersions.Synced = synced.Load
+		cfg.Cluster.CachesSynced = synced.Load
 	})
 
 	for range 3 {
@@ -48,13 +48,15 @@ func TestSyncDeferredUntilCachesSynced(t *testing.T) {
 	assert.Empty(t, c.control.creates(), "exactly 3 pods, none created again")
 }
 
-// a nil Synced is taken as synced, as before (upstream's Run waits
-// for the caches before its first sync).
-func TestSyncNilSyncedActs(t *testing.T) {
+// the guard is required. A Cluster without CachesSynced does not
+// build, so no Controller can sync on caches it cannot tell are loaded.
+func TestSyncWithoutTheGuardDoesNotBuild(t *testing.T) {
 	c := newRecController(t, newRecOwners(recRS(2)), nil, nil)
-	_, err := c.Sync(t.Context(), "default/web")
-	require.NoError(t, err)
-	assert.Len(t, c.control.creates(), 2)
+	cfg := reconcile.ReplicaSets()
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = c.owners, c.pods, podClient{c.control, c.patcher}
+	(&recStatus{}).use(&cfg)
+	_, err := reconcile.NewController(cfg)
+	require.ErrorContains(t, err, "reconcile: NewController: Config.Cluster.CachesSynced is required (the unsynced-cache guard")
 }
 
 // a gate deferral is an ErrDeferred error that names the owner

@@ -15,7 +15,7 @@
 // for a ReplicaSet, Sync guards for every owner kind. An owner spec apps/v1
 // would reject ([Owner.Validate]) is a terminal [ErrInvalidSpec] error with
 // its status written and no pod touched; a sync on caches that have not
-// loaded (CacheVersions.Synced) is deferred ([ErrDeferred]).
+// loaded (Cluster.CachesSynced) is deferred ([ErrDeferred]).
 //
 // Running several replicas behind a leader lease, set Config.Fence: a replica
 // that may have lost its lease then makes no further write, and its syncs fail

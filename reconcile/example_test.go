@@ -33,6 +33,7 @@ func Example() {
 
 	cfg := reconcile.ReplicaSets() // Kind, Describe and upstream's Status for apps/v1 ReplicaSets
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.CachesSynced = func() bool { return true }                                      // the example's maps are complete from the start
 	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus) // UpdateStatus
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
@@ -122,6 +123,8 @@ func ExampleNewController_customResource() {
 			Owners:    owners,
 			Pods:      api,
 			PodClient: api,
+			// The example's maps are complete from the start.
+			CachesSynced: func() bool { return true },
 			StatusWriter: reconcile.StatusWriterFunc[*exPodSet](func(_ context.Context, next *exPodSet) (*exPodSet, error) {
 				fmt.Printf("status written: replicas=%d ready=%d conditions=%d\n", next.StatusReplicas, next.ReadyReplicas, len(next.Conditions))
 				owners[next.Name] = next // the API server's answer
@@ -152,6 +155,7 @@ func ExampleErrTerminal() {
 	api.owners[rs.Name] = rs
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.CachesSynced = func() bool { return true } // the example's maps are complete from the start
 	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	ctrl, _ := reconcile.NewController(cfg)
 	_, err := ctrl.Sync(context.Background(), "default/web")
@@ -175,6 +179,7 @@ func ExampleOwner_Validate() {
 	api.owners[rs.Name] = rs
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.CachesSynced = func() bool { return true } // the example's maps are complete from the start
 	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
@@ -200,6 +205,7 @@ func ExampleCacheVersions() {
 	api.owners["web"] = exReplicaSet("web", 2)
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
+	cfg.Cluster.CachesSynced = func() bool { return true } // the example's maps are complete from the start
 	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
 	// client-go: podInformer.GetIndexer().LastStoreSyncResourceVersion
 	cfg.Cluster.CacheVersions.Pods = api.cacheVersion

@@ -348,6 +348,7 @@ func newRecController(t testing.TB, owners *recOwners, pods []*corev1.Pod, tune 
 	}
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = r.owners, r.pods, podClient{r.control, r.patcher}
+	cfg.Cluster.CachesSynced = alwaysSynced
 	r.status.use(&cfg)
 	if tune != nil {
 		tune(&cfg)
@@ -436,3 +437,7 @@ func (c liveClient) GetPod(_ context.Context, namespace, name string) (*corev1.P
 	}
 	return p, nil
 }
+
+// alwaysSynced is Cluster.CachesSynced for the tests' caches, which hold
+// everything from the start.
+func alwaysSynced() bool { return true }

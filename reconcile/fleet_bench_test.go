@@ -181,6 +181,7 @@ func newFleetController(b *testing.B, owners []*appsv1.ReplicaSet, pods []*corev
 	b.Helper()
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners = newFleetOwners(owners)
+	cfg.Cluster.CachesSynced = alwaysSynced
 	cfg.Cluster.Pods = newFleetPods(pods)
 	cfg.Cluster.PodClient = podClient{recNopPods{}, &recPatcher{}}
 	cfg.Clock = fakeclock.New(podtest.Epoch.Add(time.Hour))

@@ -106,8 +106,9 @@ func newGateRig(t *testing.T, replicas int32, pods []*corev1.Pod, tune func(*rec
 	g.owners = &countingOwners{recOwners: newRecOwners(g.rs)}
 	g.recController = newRecController(t, g.owners.recOwners, pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		cfg.Cluster.Owners = g.owners
+		cfg.Cluster.CachesSynced = alwaysSynced
 		cfg.Cluster.CacheVersions = reconcile.CacheVersions{Pods: g.podsRV.get, Owners: g.ownersRV.get}
-		cfg.Consistency.Deferred = g.deferred.hook
+		cfg.Hooks.Deferred = g.deferred.hook
 		if tune != nil {
 			tune(cfg)
 		}
@@ -240,7 +241,7 @@ func TestGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 func TestGateWithoutCacheVersionsNeverDefers(t *testing.T) {
 	var d deferrals
 	c := newRecController(t, newRecOwners(recRS(3)), nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Consistency.Deferred = d.hook
+		cfg.Hooks.Deferred = d.hook
 	})
 	c.status.ret = func(rs *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 		out := rs.DeepCopy()
@@ -263,7 +264,7 @@ func TestGateWithoutCacheVersionsNeverDefers(t *testing.T) {
 // the writes are still recorded, for EvidenceFirst.
 func TestGateDisabledNeverDefers(t *testing.T) {
 	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
-		cfg.Consistency.Disable = true
+		cfg.DisableConsistencyGate = true
 		cfg.Expectations.Exact = true
 	})
 	g.written()
@@ -291,7 +292,7 @@ func TestGateRecordClearing(t *testing.T) {
 		// The gate off, so that the sync reaches the owner read while the
 		// caches are behind; with it on, a passing gate has already
 		// cleared the record.
-		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Consistency.Disable = true })
+		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
 		g.Gate().Wrote(gateKey, "uid-someone-else", expectations.PodsResource, "200")
@@ -328,7 +329,7 @@ func TestGateRecordClearing(t *testing.T) {
 		assert.Zero(t, g.Len())
 	})
 	t.Run("R-10.9 a recreated owner's write replaces the record", func(t *testing.T) {
-		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Consistency.Disable = true })
+		g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
 		_, err := g.Sync(t.Context(), gateKey)
 		require.NoError(t, err)
 		require.Equal(t, "60", written(t, g.Gate(), rsResource), "a skipped status write records the cached version")
@@ -468,6 +469,7 @@ func TestGateConfig(t *testing.T) {
 	full := func() reconcile.Config[*appsv1.ReplicaSet] {
 		cfg := reconcile.ReplicaSets()
 		cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
+		cfg.Cluster.CachesSynced = alwaysSynced
 		(&recStatus{}).use(&cfg)
 		return cfg
 	}
@@ -575,6 +577,7 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 		burst := rapid.IntRange(1, 4).Draw(t, "burst")
 		cfg := reconcile.ReplicaSets()
 		cfg.Cluster.Owners = owners
+		cfg.Cluster.CachesSynced = alwaysSynced
 		cfg.Cluster.Pods = podsFunc(func(ns string) ([]*corev1.Pod, error) {
 			lists++
 			return informerPods(c).List(ns)
@@ -616,7 +619,7 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			Pods:   c.Informer.LastSyncResourceVersion,
 			Owners: func() string { return strconv.FormatInt(ownerCache, 10) },
 		}
-		cfg.Consistency.Deferred = func(string, *expectations.StaleCacheError) { deferredHook++ }
+		cfg.Hooks.Deferred = func(string, *expectations.StaleCacheError) { deferredHook++ }
 		cfg.Clock = c.Clock
 		cfg.BurstReplicas = burst
 		cfg.SetTrackCreations(rapid.Bool().Draw(t, "track"))
@@ -742,7 +745,7 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 // its Tracker reads its evidence from its Gate, and forgetting an owner's
 // expectations (Tracker.Delete) leaves the Gate's record.
 func TestControllerWiresTheGate(t *testing.T) {
-	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.Consistency.Disable = true })
+	g := newGateRig(t, 3, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) { cfg.DisableConsistencyGate = true })
 	require.NotNil(t, g.Gate())
 	assert.Same(t, g.Gate(), g.Tracker().Gate(), "the Tracker's evidence is the Controller's Gate")
 	_, err := g.Sync(t.Context(), gateKey)

@@ -5,17 +5,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/internal/podutil"
 )
 
-// Hooks are optional notifications for metrics, called by
+// Hooks are optional notifications for metrics and events: every
+// notification of a [Controller] is here (Config.Hooks), the manage step's,
+// the expectations' and the consistency gate's. A nil field is skipped; the
+// zero Hooks calls nothing. The manage step's hooks (CreateBatch,
+// CreationsSkipped, DeletionVictim, Panicked) are called by
 // [Manager.ManageReplicas] (and so by the manage step of [Controller.Sync])
-// synchronously in the caller's goroutine, after the
-// PodControl calls of the call have returned and before ManageReplicas
-// returns. A nil field is skipped; the zero Hooks calls nothing. Hooks must
-// not call back into the Manager for the same owner. Expectation-side events
-// (satisfied, expired, resolved by evidence, pending age) are reported by the
-// expectations Tracker's own hooks.
+// synchronously in the caller's goroutine, after the PodControl calls of
+// the call have returned and before ManageReplicas returns; the others
+// only by a Controller, from Sync's goroutines. Hooks must not call back
+// into the Manager or the Controller for the same owner, and must be safe
+// for concurrent use when several workers sync.
 type Hooks struct {
 	// CreateBatch is called once per slow-start batch that ran, in order,
 	// with the batch's size (upstream has no such metric; its log line
@@ -45,6 +49,16 @@ type Hooks struct {
 	// event and a metric to alert on, since the owner needs a person (the
 	// adapters record a Warning event on the owner with the reason).
 	CreationsStopped func(ownerKey, reason, message string)
+	// ExpectationsResolved is called once per round of expectations that
+	// had something pending, when a sync finds the round no longer
+	// blocking: how (expectations.Fulfilled, ResolvedByEvidence or
+	// Expired) and how long it blocked (expectations.Hooks.Resolved of the
+	// Controller's Tracker).
+	ExpectationsResolved func(ownerKey string, how expectations.Resolution, pending time.Duration)
+	// Deferred is called for every sync the consistency gate defers
+	// (upstream's skip counter, R-10.9), with the resource whose cache is
+	// behind the controller's own write.
+	Deferred func(ownerKey string, err *expectations.StaleCacheError)
 }
 
 // stopped reports the opening of owner key's creation breaker.

@@ -138,6 +138,7 @@ func TestRelatedOwnersByControllerUID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRecController(t, newRecOwners(), pods, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 				cfg.Cluster.Owners = tc.owners
+				cfg.Cluster.CachesSynced = alwaysSynced
 			})
 			res, err := r.Sync(t.Context(), "default/web")
 			require.NoError(t, err)

@@ -39,6 +39,7 @@ func TestModelOwnersComeAndGo(t *testing.T) {
 		owners := newRecOwners()
 		cfg := reconcile.ReplicaSets()
 		cfg.Cluster.Owners, cfg.Cluster.Pods = owners, informerPods(c)
+		cfg.Cluster.CachesSynced = alwaysSynced
 		cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 		noStatus(&cfg)
 		cfg.Clock = c.Clock

@@ -28,6 +28,7 @@ func TestPropertyRoundsSatisfiedByEvents(t *testing.T) {
 		burst := rapid.IntRange(1, 4).Draw(t, "burst")
 		cfg := reconcile.ReplicaSets()
 		cfg.Cluster.Owners, cfg.Cluster.Pods = oneOwner{rs}, informerPods(c)
+		cfg.Cluster.CachesSynced = alwaysSynced
 		cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 		noStatus(&cfg)
 		cfg.Clock = c.Clock

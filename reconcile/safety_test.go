@@ -483,10 +483,10 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 		},
 		Status: m.status,
 		Cluster: reconcile.Cluster[*safeSet]{
-			Owners:        safeOwners{m},
-			PodClient:     liveClient{podClient{c.Client, &recPatcher{api: c.API, Err: m.patched}}, c.API},
-			StatusWriter:  m,
-			CacheVersions: reconcile.CacheVersions{Synced: c.Informer.HasSynced},
+			Owners:       safeOwners{m},
+			PodClient:    liveClient{podClient{c.Client, &recPatcher{api: c.API, Err: m.patched}}, c.API},
+			StatusWriter: m,
+			CachesSynced: c.Informer.HasSynced,
 		},
 		Clock:         c.Clock,
 		BurstReplicas: m.burst,
@@ -501,7 +501,7 @@ func newSafetyModel(t *rapid.T) *safetyModel {
 	if rapid.Bool().Draw(t, "cacheVersions") {
 		cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
 		m.gate = rapid.Bool().Draw(t, "consistencyGate")
-		cfg.Consistency.Disable = !m.gate
+		cfg.DisableConsistencyGate = !m.gate
 		cfg.Expectations.Exact = rapid.Bool().Draw(t, "exact")
 	}
 	cfg.SetTrackCreations(!cfg.Expectations.Exact && rapid.Bool().Draw(t, "trackCreations"))

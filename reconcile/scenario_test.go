@@ -136,6 +136,7 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	}
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners = oneOwner{rs}
+	cfg.Cluster.CachesSynced = alwaysSynced
 	cfg.Cluster.Pods = informerPods(c)
 	cfg.Cluster.PodClient = podClient{c.Client, &recPatcher{api: c.API}}
 	noStatus(&cfg)
@@ -145,9 +146,9 @@ func newScenRun(t *testing.T, setup scenSetup) *scenRun {
 	cfg.SetNameGenerator(r.name)
 	// EvidenceFirst comes with Exact, which tracks creations too.
 	cfg.Expectations.Exact = setup.Policy == expectations.EvidenceFirst
-	cfg.Consistency.Deferred = func(string, *expectations.StaleCacheError) { r.fig.Deferrals++ }
+	cfg.Hooks.Deferred = func(string, *expectations.StaleCacheError) { r.fig.Deferrals++ }
 	cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion
-	cfg.Consistency.Disable = !setup.Gate
+	cfg.DisableConsistencyGate = !setup.Gate
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	r.ctrl, r.tracker = ctrl, ctrl.Tracker()

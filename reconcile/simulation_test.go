@@ -238,6 +238,7 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	seq := 0
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners = oneOwner{s.rs}
+	cfg.Cluster.CachesSynced = alwaysSynced
 	cfg.Cluster.Pods = informerPods(c)
 	cfg.Cluster.PodClient = liveClient{podClient{c.Client, &recPatcher{api: c.API}}, c.API}
 	noStatus(&cfg)
@@ -251,7 +252,7 @@ func newSimState(t *rapid.T, drops bool) *simState {
 	// with evidence are rejected by NewController.
 	cfg.Expectations.Exact = s.track && rapid.Bool().Draw(t, "exact")
 	cfg.Cluster.CacheVersions.Pods = c.Informer.LastSyncResourceVersion // for EvidenceFirst, and the gate
-	cfg.Consistency.Disable = !s.gate
+	cfg.DisableConsistencyGate = !s.gate
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		t.Fatalf("NewController: %v", err)

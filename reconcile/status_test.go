@@ -130,6 +130,7 @@ func TestNewControllerRejectsUnworkableCombinations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := reconcile.ReplicaSets()
 			cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = newRecOwners(), &recPodList{}, podClient{&recPods{}, &recPatcher{}}
+			cfg.Cluster.CachesSynced = alwaysSynced
 			(&recStatus{}).use(&cfg)
 			tc.tune(&cfg)
 			c, err := reconcile.NewController(cfg)
@@ -144,7 +145,7 @@ func TestNewControllerRejectsUnworkableCombinations(t *testing.T) {
 func TestExactIsTrackedCreationsWithEvidence(t *testing.T) {
 	g := newGateRig(t, 2, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 		cfg.Expectations.Exact = true
-		cfg.Consistency.Disable = true
+		cfg.DisableConsistencyGate = true
 	})
 	_, err := g.Sync(t.Context(), gateKey)
 	require.NoError(t, err)

@@ -127,10 +127,10 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	if namespace == "" {
 		return SyncResult{}, terminal(&ownerErr{key: key, err: ErrClusterScoped})
 	}
-	if synced := c.cfg.Cluster.CacheVersions.Synced; synced != nil && !synced() {
+	if !c.cfg.Cluster.CachesSynced() {
 		return SyncResult{}, &deferredError{key: key, cause: ErrNotSynced}
 	}
-	if !c.cfg.Consistency.Disable {
+	if !c.cfg.DisableConsistencyGate {
 		// first, before anything is read from a cache.
 		if err := c.gate.Ready(key); err != nil {
 			return SyncResult{}, &deferredError{key: key, cause: err}

@@ -11,17 +11,14 @@ import (
 // reads pods from the pods informer and its owners from the owners
 // informer: Pods and Owners are each informer store's
 // LastStoreSyncResourceVersion (a version passes only once a lister can
-// return what was written), and Synced reports whether both informers have
-// synced. Set it as Config.Cluster.CacheVersions to turn on the consistency
-// gate, to feed exact expectations' evidence, and to make Sync
-// refuse a cache that has not loaded (reconcile.ErrNotSynced, R-14.8);
-// [ReplicaSets] does. A nil informer gives a nil func and is left out of
-// Synced. Built on client-go v0.33 to v0.35, whose stores track no
+// return what was written). Set it as Config.Cluster.CacheVersions to turn
+// on the consistency gate and to feed exact expectations'
+// evidence; [ReplicaSets] does. A nil informer gives a nil func. Built on client-go v0.33 to v0.35, whose stores track no
 // version, Pods and Owners answer "" and the gate never defers, as upstream
 // on those releases. The funcs are safe for concurrent use. Why the store's
 // version and not the reflector's: docs/design/cache-versions.md.
 func CacheVersions(pods, owners cache.SharedInformer) reconcile.CacheVersions {
-	return reconcile.CacheVersions{Pods: storeVersion(pods), Owners: storeVersion(owners), Synced: hasSynced(pods, owners)}
+	return reconcile.CacheVersions{Pods: storeVersion(pods), Owners: storeVersion(owners)}
 }
 
 func storeVersion(inf cache.SharedInformer) func() string {
@@ -35,9 +32,14 @@ func storeVersion(inf cache.SharedInformer) func() string {
 	return storeversion.Of(store)
 }
 
-// hasSynced returns a func that reports whether every non-nil informer of
-// infs has synced; nil when there is none.
-func hasSynced(infs ...cache.SharedInformer) func() bool {
+// CachesSynced returns the unsynced-cache guard of a controller that reads
+// the informers given (its pods' and its owners'): a func that reports
+// whether every non-nil one has synced (its HasSynced). Set it as
+// Config.Cluster.CachesSynced, which is required: Sync then refuses a
+// cache that has not loaded (reconcile.ErrNotSynced, R-14.8), whoever
+// calls it; [ReplicaSets] does. With no non-nil informer it returns nil,
+// which NewController refuses. The func is safe for concurrent use.
+func CachesSynced(infs ...cache.SharedInformer) func() bool {
 	var synced []cache.InformerSynced
 	for _, inf := range infs {
 		if inf != nil {

@@ -31,15 +31,16 @@ func TestCacheVersions(t *testing.T) {
 	require.NotNil(t, cv.Owners)
 	assert.Empty(t, cv.Pods(), "nothing synced yet")
 	assert.Empty(t, cv.Owners())
-	require.NotNil(t, cv.Synced)
-	assert.False(t, cv.Synced(), "R-14.8: informers not started have not synced")
+	synced := clientgo.CachesSynced(pods, owners)
+	require.NotNil(t, synced)
+	assert.False(t, synced(), "R-14.8: informers not started have not synced")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer factory.Shutdown()
 	defer cancel()
 	factory.Start(ctx.Done())
 	waitForCaches(t, ctx, factory)
-	assert.True(t, cv.Synced(), "R-14.8: both informers have synced")
+	assert.True(t, synced(), "R-14.8: both informers have synced")
 	rs, err := cl.Clientset.AppsV1().ReplicaSets(ns).Create(ctx, replicaSet("web", 1), metav1.CreateOptions{})
 	require.NoError(t, err)
 	p, err := cl.Clientset.CoreV1().Pods(ns).Create(ctx, podLike("web-1", rs), metav1.CreateOptions{})
@@ -63,26 +64,28 @@ func TestCacheVersions(t *testing.T) {
 }
 
 // A nil informer gives a nil func: that cache never holds a sync back, and
-// Synced reads only the informers given.
+// CachesSynced reads only the informers given (none: nil, which
+// NewController refuses).
 func TestCacheVersionsNilInformers(t *testing.T) {
 	cv := clientgo.CacheVersions(nil, nil)
 	assert.Nil(t, cv.Pods)
 	assert.Nil(t, cv.Owners)
-	assert.Nil(t, cv.Synced)
+	assert.Nil(t, clientgo.CachesSynced(nil, nil))
 
 	cl := fakecluster.New(1, fakecluster.Faults{})
 	factory := informers.NewSharedInformerFactory(cl.Clientset, 0)
 	pods := factory.Core().V1().Pods().Informer()
 	cv = clientgo.CacheVersions(pods, nil)
 	assert.Nil(t, cv.Owners)
-	require.NotNil(t, cv.Synced)
-	assert.False(t, cv.Synced())
+	synced := clientgo.CachesSynced(pods, nil)
+	require.NotNil(t, synced)
+	assert.False(t, synced())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer factory.Shutdown()
 	defer cancel()
 	factory.Start(ctx.Done())
 	waitForCaches(t, ctx, factory)
-	assert.True(t, cv.Synced(), "the pods informer alone decides")
+	assert.True(t, synced(), "the pods informer alone decides")
 }
 
 // ReplicaSets wires the gate as upstream v1.37 has it: on, with both
@@ -94,8 +97,8 @@ func TestReplicaSetsWiresTheGate(t *testing.T) {
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, cfg.Cluster.Resource)
 	assert.NotNil(t, cfg.Cluster.CacheVersions.Pods)
 	assert.NotNil(t, cfg.Cluster.CacheVersions.Owners)
-	assert.NotNil(t, cfg.Cluster.CacheVersions.Synced, "R-14.8: no sync before the informers have synced")
-	assert.False(t, cfg.Consistency.Disable)
+	assert.NotNil(t, cfg.Cluster.CachesSynced, "R-14.8: no sync before the informers have synced")
+	assert.False(t, cfg.DisableConsistencyGate)
 }
 
 func podLike(name string, rs *appsv1.ReplicaSet) *corev1.Pod {

@@ -60,10 +60,11 @@ func ExampleUnwrap() {
 	// Output: false
 }
 
-// The consistency gate over client-go informers: the stores' versions and
-// sync state go into Config.Cluster.CacheVersions (ReplicaSets does this itself). A
-// sync then waits while a store is older than the controller's own writes,
-// and does nothing before both informers have synced.
+// The consistency gate and the unsynced-cache guard over client-go
+// informers: the stores' versions go into Config.Cluster.CacheVersions and
+// their sync state into Config.Cluster.CachesSynced (ReplicaSets does this
+// itself). A sync then waits while a store is older than the controller's
+// own writes, and does nothing before both informers have synced.
 func ExampleCacheVersions() {
 	client := fakecluster.New(1, fakecluster.Faults{}).Clientset
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -71,7 +72,8 @@ func ExampleCacheVersions() {
 
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.CacheVersions = clientgo.CacheVersions(pods, owners)
-	fmt.Printf("pods cache at %q, synced %t before the informers start\n", cfg.Cluster.CacheVersions.Pods(), cfg.Cluster.CacheVersions.Synced())
+	cfg.Cluster.CachesSynced = clientgo.CachesSynced(pods, owners)
+	fmt.Printf("pods cache at %q, synced %t before the informers start\n", cfg.Cluster.CacheVersions.Pods(), cfg.Cluster.CachesSynced())
 	// Output: pods cache at "", synced false before the informers start
 }
 
@@ -98,6 +100,7 @@ func ExampleOwnedPods() {
 	cfg.Cluster.PodClient = clientgo.PodControl{Client: client, Labels: owned.Labels()}
 	cfg.Cluster.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: client}
 	cfg.Cluster.CacheVersions = clientgo.CacheVersions(pods, replicaSets)
+	cfg.Cluster.CachesSynced = clientgo.CachesSynced(pods, replicaSets)
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)

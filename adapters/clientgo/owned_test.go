@@ -206,6 +206,7 @@ func ownedReplicaSets(client kubernetes.Interface, factory, pods informers.Share
 	cfg.Cluster.PodClient = clientgo.PodControl{Client: client, Labels: owned.Labels()}
 	cfg.Cluster.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: client}
 	cfg.Cluster.CacheVersions = clientgo.CacheVersions(podInf, rsInf)
+	cfg.Cluster.CachesSynced = clientgo.CachesSynced(podInf, rsInf)
 	return cfg
 }
 

@@ -17,7 +17,7 @@ import (
 // informers' store versions as CacheVersions ([CacheVersions]). The
 // consistency gate is on, as in upstream v1.37: a sync waits while a cache
 // is older than the controller's own writes for that owner
-// (Consistency.Disable turns it off); Expectations.Exact has the pod version
+// (DisableConsistencyGate turns it off); Expectations.Exact has the pod version
 // it needs. The tuning fields keep their zero values (upstream's); set them
 // before [reconcile.NewController]. The informers are created in factory,
 // which the caller starts.
@@ -38,6 +38,7 @@ func ReplicaSets(client kubernetes.Interface, factory informers.SharedInformerFa
 	cfg.Cluster.PodClient = PodControl{Client: client, Recorder: recorder}
 	cfg.Cluster.StatusWriter = ReplicaSetStatusWriter{Client: client}
 	cfg.Cluster.CacheVersions = CacheVersions(podInf, rsInf)
+	cfg.Cluster.CachesSynced = CachesSynced(podInf, rsInf)
 	cfg.Hooks = podops.StoppedEvents(cfg.Hooks, recorder, cfg.Kind)
 	return cfg
 }

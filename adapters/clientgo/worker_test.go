@@ -201,14 +201,14 @@ func counter(t *testing.T, reg *prometheus.Registry, name, label, v string) floa
 // the worker is seen waiting) after the ReplicaSet informer has synced. A
 // sync on the empty pod cache would create 3 more pods: 6 for replicas 3.
 // Each guard alone keeps them at 3: Worker.Synced (the worker runs no sync
-// before the caches have synced) and CacheVersions.Synced (the Controller
+// before the caches have synced) and Cluster.CachesSynced (the Controller
 // refuses with ErrNotSynced, a deferral retried with backoff, counted and
 // logged at V(2), not at the default level).
 func TestNoSyncBeforeTheCachesHaveSynced(t *testing.T) {
 	tests := []struct {
 		name              string
 		workerWaits       bool // Worker.Synced is set
-		controllerRefuses bool // Config.CacheVersions.Synced is kept
+		controllerRefuses bool // Config.Cluster.CachesSynced is kept
 	}{
 		{"R-14.8 the worker waits for Synced", true, false},
 		{"R-14.8 the Controller refuses while the caches have not synced", false, true},
@@ -234,7 +234,7 @@ func TestNoSyncBeforeTheCachesHaveSynced(t *testing.T) {
 			replicaSets := factory.Apps().V1().ReplicaSets().Informer()
 			cfg := clientgo.ReplicaSets(cl.Clientset, factory, nil)
 			if !tt.controllerRefuses {
-				cfg.Cluster.CacheVersions.Synced = nil
+				cfg.Cluster.CachesSynced = func() bool { return true } // the guard says yes: only the worker waits
 			}
 			cfg, collector := telemetry.Instrument(cfg, telemetry.Options{})
 			reg := prometheus.NewPedanticRegistry()

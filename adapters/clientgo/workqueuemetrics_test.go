@@ -88,7 +88,7 @@ func TestWorkerFeedsMetrics(t *testing.T) {
 	c := fakecluster.New(1, fakecluster.Faults{})
 	factory := informers.NewSharedInformerFactory(c.Clientset, 0)
 	cfg := clientgo.ReplicaSets(c.Clientset, factory, nil)
-	cfg.Consistency.Disable = true // every sync counts as ok
+	cfg.DisableConsistencyGate = true // every sync counts as ok
 	cfg, collector := telemetry.Instrument(cfg, telemetry.Options{})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(collector))

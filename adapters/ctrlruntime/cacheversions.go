@@ -17,22 +17,12 @@ import (
 // owners of type T that reads pods and owners through informers (in a
 // manager: mgr.GetCache()): Pods and Owners are each informer store's
 // LastStoreSyncResourceVersion, the version of the latest list, event or
-// bookmark the cache has applied, and Synced reports whether both
-// informers have synced (their HasSynced). [NewConfig] sets it as
-// Config.CacheVersions, which gives the reconciler read-your-own-writes:
-// the consistency gate defers a sync while the cache is older than
-// the controller's own pod creates, adoptions or status write for that
-// owner, and the EvidenceFirst policy gets the pods' version; and the
-// Controller refuses to sync before both caches have loaded
-// (reconcile.ErrNotSynced, R-14.8), whoever calls it.
-//
-// In a manager the refusal is a second line: controller-runtime starts a
-// controller's workers only once the caches of its watches have synced
-// (controller.Options.CacheSyncTimeout), and [Register] watches pods and
-// T in mgr.GetCache(), the very informers CacheVersions reads and the
-// manager's client (what NewConfig's Owners and Pods read) lists from. It
-// holds alone for a Reconciler run outside such a controller, or a client
-// that reads another cache.
+// bookmark the cache has applied. [NewConfig] sets it as
+// Config.Cluster.CacheVersions, which gives the reconciler
+// read-your-own-writes: the consistency gate defers a sync while
+// the cache is older than the controller's own pod creates, adoptions or
+// status write for that owner, and the EvidenceFirst policy gets the pods'
+// version.
 //
 // controller-runtime's cache.Informer interface has no resource version,
 // but its default cache (cache.New, what a manager builds) hands out
@@ -49,7 +39,7 @@ import (
 // LastStoreSyncResourceVersion): built on v0.33 to v0.35, Pods and Owners
 // always answer "", so the gate never defers and EvidenceFirst falls back
 // to the TTL, as upstream's controllers on those releases, which have no
-// gate; Synced works on every release.
+// gate.
 //
 // It gets (or creates) the two informers without waiting for them to sync;
 // creating one asks the API server's discovery for the kind, as the manager
@@ -70,8 +60,47 @@ func CacheVersions[T reconcile.Object](informers cache.Informers) (reconcile.Cac
 	if err != nil {
 		return reconcile.CacheVersions{}, err
 	}
-	synced := func() bool { return pods.HasSynced() && owners.HasSynced() }
-	return reconcile.CacheVersions{Pods: storeversion.Of(pods.store), Owners: storeversion.Of(owners.store), Synced: synced}, nil
+	return reconcile.CacheVersions{Pods: storeversion.Of(pods.store), Owners: storeversion.Of(owners.store)}, nil
+}
+
+// CachesSynced returns the unsynced-cache guard of a controller for owners
+// of type T that reads pods and owners through informers (in a manager:
+// mgr.GetCache()): it reports whether both informers have synced (their
+// HasSynced). [NewConfig] sets it as Config.Cluster.CachesSynced: the
+// Controller refuses to sync before both caches have loaded
+// (reconcile.ErrNotSynced, R-14.8), whoever calls it. It works on every
+// cache, one restricted to namespaces included.
+//
+// In a manager the refusal is a second line: controller-runtime starts a
+// controller's workers only once the caches of its watches have synced
+// (controller.Options.CacheSyncTimeout), and [Register] watches pods and
+// T in mgr.GetCache(), the very informers CachesSynced reads and the
+// manager's client (what NewConfig's Owners and Pods read) lists from. It
+// holds alone for a Reconciler run outside such a controller, or a client
+// that reads another cache.
+//
+// It gets (or creates) the two informers without waiting for them to sync.
+// The func is safe for concurrent use.
+func CachesSynced[T reconcile.Object](informers cache.Informers) (func() bool, error) {
+	if informers == nil {
+		return nil, fmt.Errorf("ctrlruntime: CachesSynced: nil informers")
+	}
+	owner, err := newOf[T]()
+	if err != nil {
+		return nil, err
+	}
+	pods, err := informers.GetInformer(context.Background(), &corev1.Pod{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("ctrlruntime: CachesSynced: the informer of %T: %w", &corev1.Pod{}, err)
+	}
+	owners, err := informers.GetInformer(context.Background(), owner, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("ctrlruntime: CachesSynced: the informer of %T: %w", owner, err)
+	}
+	synced := func() bool {
+		return pods.HasSynced() && owners.HasSynced()
+	}
+	return synced, nil
 }
 
 // storeInformer is a controller-runtime informer with the client-go store

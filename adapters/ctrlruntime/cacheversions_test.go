@@ -46,6 +46,7 @@ func mapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
 	m.Add(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), meta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), meta.RESTScopeRoot) // for CachesSynced of a cluster-scoped kind
 	return m
 }
 
@@ -83,8 +84,9 @@ func TestCacheVersionsFromTheDefaultCache(t *testing.T) {
 	require.NotNil(t, cv.Owners)
 	assert.Empty(t, cv.Pods())
 	assert.Empty(t, cv.Owners())
-	require.NotNil(t, cv.Synced)
-	assert.False(t, cv.Synced(), "R-14.8: a cache not started has not synced")
+	synced, err := ctrlruntime.CachesSynced[*appsv1.ReplicaSet](c)
+	require.NoError(t, err)
+	assert.False(t, synced(), "R-14.8: a cache not started has not synced")
 
 	// What a watch bookmark does to a running informer's store.
 	bookmark(t, storeOf(t, c, &corev1.Pod{}), "41")
@@ -113,8 +115,8 @@ func TestCacheVersionsNeedsClientGoInformers(t *testing.T) {
 	assert.ErrorContains(t, err, "the informer of *v1.ReplicaSet is a", "the owners' informer")
 	_, err = ctrlruntime.CacheVersions[*appsv1.ReplicaSet](nil)
 	assert.ErrorContains(t, err, "ctrlruntime: CacheVersions: nil informers")
-	_, err = ctrlruntime.CacheVersions[*corev1.Namespace](newCache(t, cache.Options{}))
-	assert.ErrorContains(t, err, "ctrlruntime: CacheVersions: the informer of *v1.Namespace", "a kind the RESTMapper does not know")
+	_, err = ctrlruntime.CacheVersions[*corev1.ConfigMap](newCache(t, cache.Options{}))
+	assert.ErrorContains(t, err, "ctrlruntime: CacheVersions: the informer of *v1.ConfigMap", "a kind the RESTMapper does not know")
 }
 
 // NewConfig names the owners' resource from the client's RESTMapper, or by
@@ -122,7 +124,7 @@ func TestCacheVersionsNeedsClientGoInformers(t *testing.T) {
 func TestNewConfigResource(t *testing.T) {
 	s := scheme(t)
 	c := fake.NewClientBuilder().WithScheme(s).Build() // an empty RESTMapper
-	guessed, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	guessed, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, newCache(t, cache.Options{}), s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, guessed.Cluster.Resource)
 
@@ -130,7 +132,7 @@ func TestNewConfigResource(t *testing.T) {
 	m.AddSpecific(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), appsv1.SchemeGroupVersion.WithResource("rsets"),
 		appsv1.SchemeGroupVersion.WithResource("rset"), meta.RESTScopeNamespace)
 	c = fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
-	mapped, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	mapped, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, newCache(t, cache.Options{}), s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "rsets"}, mapped.Cluster.Resource, "the mapper's answer wins")
 }
@@ -149,7 +151,8 @@ func TestNewConfigTurnsTheGateOn(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Cluster.CacheVersions.Pods, "the gate and Exact have the pods' version")
 	require.NotNil(t, cfg.Cluster.CacheVersions.Owners)
-	assert.False(t, cfg.Consistency.Disable)
+	assert.False(t, cfg.DisableConsistencyGate)
+	require.NotNil(t, cfg.Cluster.CachesSynced, "R-14.8: the unsynced-cache guard")
 	assert.IsType(t, ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{}, cfg.Cluster.StatusWriter)
 
 	namespaced := newCache(t, cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}, "b": {}}})
@@ -158,10 +161,12 @@ func TestNewConfigTurnsTheGateOn(t *testing.T) {
 	assert.Contains(t, err.Error(), "ctrlruntime: NewConfig: the consistency gate")
 	assert.Contains(t, err.Error(), "set ConfigOptions.NoCacheVersions to run without it")
 
-	off, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	off, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, namespaced, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
-	assert.True(t, off.Consistency.Disable, "NoCacheVersions: the gate is off, and the Config says so")
+	assert.True(t, off.DisableConsistencyGate, "NoCacheVersions: the gate is off, and the Config says so")
 	assert.Nil(t, off.Cluster.CacheVersions.Pods)
+	require.NotNil(t, off.Cluster.CachesSynced, "R-14.8: the guard stays, on a cache restricted to namespaces too")
+	assert.False(t, off.Cluster.CachesSynced(), "a cache not started has not synced")
 
 	bookmark(t, storeOf(t, informers, &corev1.Pod{}), "41") // last: it skips before client-go v0.36
 	assert.Equal(t, "41", cfg.Cluster.CacheVersions.Pods())
@@ -202,7 +207,7 @@ func (h heldInformers) GetInformer(_ context.Context, obj client.Object, _ ...ca
 	return inf, nil
 }
 
-// Synced answers true only once both informers have synced. Until
+// CachesSynced answers true only once both informers have synced. Until
 // then the Controller NewConfig builds refuses: the Reconciler (with a
 // Backoff, as Register's) requeues with backoff, without an error (so no
 // "Reconciler error" line), logs the deferral at V(2) only, and creates
@@ -233,8 +238,8 @@ func TestCacheVersionsSynced(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(rs).WithStatusSubresource(rs).Build()
 	cfg, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, informers, s, nil, ctrlruntime.ConfigOptions{})
 	require.NoError(t, err)
-	assert.NotNil(t, cfg.Cluster.CacheVersions.Synced)
-	synced := func() bool { return cfg.Cluster.CacheVersions.Synced == nil || cfg.Cluster.CacheVersions.Synced() }
+	require.NotNil(t, cfg.Cluster.CachesSynced)
+	synced := cfg.Cluster.CachesSynced
 	cfg.Describe, cfg.Status = reconcile.ReplicaSets().Describe, reconcile.ReplicaSets().Status
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)

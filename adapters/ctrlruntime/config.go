@@ -31,10 +31,9 @@ type ConfigOptions struct {
 	// batch instead of one per pod ([PodControl].EventPerBatch).
 	EventPerBatch bool
 	// NoCacheVersions leaves Cluster.CacheVersions zero and sets
-	// Consistency.Disable: no consistency gate (as upstream before v1.36),
-	// no Expectations.Exact, and no Synced refusal of the Controller's own
-	// the controller Register builds still waits for its watches'
-	// caches before its first reconcile). It is for a manager cache whose
+	// DisableConsistencyGate: no consistency gate (as upstream before
+	// v1.36) and no Expectations.Exact. The unsynced-cache guard
+	// (Cluster.CachesSynced, R-14.8) stays. It is for a manager cache whose
 	// informers expose no store (one restricted to namespaces), on which
 	// NewConfig fails otherwise.
 	NoCacheVersions bool
@@ -55,8 +54,9 @@ type ConfigOptions struct {
 // with mgr.GetAPIReader() as its APIReader and opts.OwnedPods' labels as
 // its Labels, recording core/v1 Events through a broadcaster that runs
 // with mgr, under the source component "<kind>-controller", e.g.
-// replicaset-controller as upstream), StatusWriter, Resource (below) and
-// CacheVersions (from mgr.GetCache(), [CacheVersions]), and
+// replicaset-controller as upstream), StatusWriter, Resource (below),
+// CacheVersions and CachesSynced (from mgr.GetCache(), [CacheVersions],
+// [CachesSynced]), and
 // Hooks.CreationsStopped, which records a Warning event on an owner whose
 // creates the creation breaker stopped (docs/rules.md ). The caller sets
 // Describe and Status (reconcile.ReplicaSets() has upstream's for
@@ -103,8 +103,8 @@ func NewConfig[T reconcile.Object](mgr manager.Manager, opts ConfigOptions) (rec
 }
 
 // newConfig is NewConfig over its parts: c reads (a cache) and writes, live
-// reads the API server, informers are the cache's (ignored under
-// NoCacheVersions), recorder records the events (opts.Recorder is not
+// reads the API server, informers are the cache's (only for CachesSynced
+// under NoCacheVersions), recorder records the events (opts.Recorder is not
 // read).
 func newConfig[T reconcile.Object](c client.Client, live client.Reader, informers cache.Informers, scheme *runtime.Scheme,
 	recorder record.EventRecorder, opts ConfigOptions) (reconcile.Config[T], error) {
@@ -136,8 +136,12 @@ func newConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 		},
 	}
 	cfg.Hooks = podops.StoppedEvents(cfg.Hooks, recorder, cfg.Kind)
+	cfg.Cluster.CachesSynced, err = CachesSynced[T](informers)
+	if err != nil {
+		return reconcile.Config[T]{}, err
+	}
 	if opts.NoCacheVersions {
-		cfg.Consistency.Disable = true
+		cfg.DisableConsistencyGate = true
 		return cfg, nil
 	}
 	cfg.Cluster.CacheVersions, err = CacheVersions[T](informers)

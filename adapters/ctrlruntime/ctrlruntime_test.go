@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -121,6 +122,7 @@ func controller(t *testing.T, c client.Client) *reconcile.Controller[*appsv1.Rep
 	pc := ctrlruntime.PodControl{Client: c}
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: c}, pc, pc
 	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: c}
+	cfg.Cluster.CachesSynced = func() bool { return true } // the fake client holds everything from the start
 	ctrl, err := reconcile.NewController(cfg)
 	require.NoError(t, err)
 	return ctrl
@@ -229,20 +231,20 @@ func TestNewConfigRefusesClusterScopedOwners(t *testing.T) {
 	mapped := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(m).Build()
 	unmapped := fake.NewClientBuilder().WithScheme(s).Build()
 
-	_, err := ctrlruntime.NewConfigFrom[*corev1.Namespace](mapped, mapped, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	_, err := ctrlruntime.NewConfigFrom[*corev1.Namespace](mapped, mapped, newCache(t, cache.Options{}), s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, reconcile.ErrClusterScoped)
 	assert.ErrorContains(t, err, "ctrlruntime: NewConfig: Namespace (namespaces) is cluster-scoped")
 
-	_, err = ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](mapped, mapped, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	_, err = ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](mapped, mapped, newCache(t, cache.Options{}), s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	assert.NoError(t, err, "namespaced")
-	_, err = ctrlruntime.NewConfigFrom[*corev1.Namespace](unmapped, unmapped, nil, s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	_, err = ctrlruntime.NewConfigFrom[*corev1.Namespace](unmapped, unmapped, newCache(t, cache.Options{}), s, nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	assert.NoError(t, err, "the mapper cannot tell: Sync refuses keys without a namespace")
 }
 
 func TestNewConfig(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).Build()
-	cfg, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, scheme(t), nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	cfg, err := ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, newCache(t, cache.Options{}), scheme(t), nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	require.NoError(t, err)
 	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cfg.Kind)
 	assert.NotNil(t, cfg.Cluster.Owners)
@@ -251,6 +253,6 @@ func TestNewConfig(t *testing.T) {
 	assert.NotNil(t, cfg.Cluster.PodClient)
 	_, err = reconcile.NewController(cfg)
 	assert.ErrorContains(t, err, "Describe", "the caller's part is still missing")
-	_, err = ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, nil, runtime.NewScheme(), nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
+	_, err = ctrlruntime.NewConfigFrom[*appsv1.ReplicaSet](c, c, newCache(t, cache.Options{}), runtime.NewScheme(), nil, ctrlruntime.ConfigOptions{NoCacheVersions: true})
 	assert.Error(t, err)
 }

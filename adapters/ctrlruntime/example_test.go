@@ -58,7 +58,7 @@ func ExampleNewConfig() {
 	cfg.Describe = upstream.Describe
 	cfg.Status = upstream.Status
 	c, err := reconcile.NewController(cfg)
-	fmt.Println(cfg.Kind.Kind, cfg.Cluster.Resource, err, c.Len(), cfg.Consistency.Disable)
+	fmt.Println(cfg.Kind.Kind, cfg.Cluster.Resource, err, c.Len(), cfg.DisableConsistencyGate)
 	// Output: ReplicaSet replicasets.apps <nil> 0 false
 }
 
@@ -101,7 +101,8 @@ func ExampleRegister() {
 }
 
 // CacheVersions reads the versions of the manager cache's informers, for
-// the consistency gate (NewConfig calls it). A cache that has not synced
+// the consistency gate, and CachesSynced whether they have loaded, for the
+// unsynced-cache guard (NewConfig calls both). A cache that has not synced
 // answers "".
 func ExampleCacheVersions() {
 	mgr := offlineManager()
@@ -109,7 +110,11 @@ func ExampleCacheVersions() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("pods cache at %q, synced: %v\n", versions.Pods(), versions.Synced())
+	synced, err := ctrlruntime.CachesSynced[*appsv1.ReplicaSet](mgr.GetCache())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("pods cache at %q, synced: %v\n", versions.Pods(), synced())
 	// Output: pods cache at "", synced: false
 }
 

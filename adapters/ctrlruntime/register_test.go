@@ -102,7 +102,7 @@ func TestNewConfigFromTheManager(t *testing.T) {
 	assert.Equal(t, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), cfg.Kind)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, cfg.Cluster.Resource)
 	require.NotNil(t, cfg.Cluster.CacheVersions.Pods, "the manager's cache: the gate is on")
-	assert.False(t, cfg.Consistency.Disable)
+	assert.False(t, cfg.DisableConsistencyGate)
 	pc, ok := cfg.Cluster.PodClient.(ctrlruntime.PodControl)
 	require.True(t, ok)
 	assert.Equal(t, map[string]string{"a": "b"}, pc.Labels)
@@ -140,6 +140,7 @@ func TestReconcilerRequeuesADeferral(t *testing.T) {
 	require.NoError(t, err)
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: cl}, ctrlruntime.PodControl{Client: cl}
 	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
+	cfg.Cluster.CachesSynced = func() bool { return true } // the fake client holds everything from the start
 	podsVersion := "5"
 	cfg.Cluster.CacheVersions = reconcile.CacheVersions{Pods: func() string { return podsVersion }}
 	c, err := reconcile.NewController(cfg)

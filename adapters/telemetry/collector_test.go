@@ -272,22 +272,22 @@ func TestObserveSyncOutcome(t *testing.T) {
 func TestInstrumentCombinesHooks(t *testing.T) {
 	var calls []string
 	cfg := reconcile.ReplicaSets()
-	cfg.Expectations.Hooks.Resolved = func(key string, r expectations.Resolution, _ time.Duration) {
+	cfg.Hooks.ExpectationsResolved = func(key string, r expectations.Resolution, _ time.Duration) {
 		calls = append(calls, "resolved "+key+" "+r.String())
 	}
-	cfg.Consistency.Deferred = func(key string, _ *expectations.StaleCacheError) { calls = append(calls, "deferred "+key) }
+	cfg.Hooks.Deferred = func(key string, _ *expectations.StaleCacheError) { calls = append(calls, "deferred "+key) }
 	cfg.Hooks.DeletionVictim = func(key string, _ reconcile.Victim) { calls = append(calls, "victim "+key) }
 	cfg.Hooks.CreateBatch = func(key string, _ int) { calls = append(calls, "batch "+key) }
 	cfg.Hooks.CreationsStopped = func(key, reason, _ string) { calls = append(calls, "stopped "+key+" "+reason) }
-	before := fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Consistency.Deferred, cfg.Hooks.DeletionVictim)
+	before := fmt.Sprintf("%p %p %p", cfg.Hooks.ExpectationsResolved, cfg.Hooks.Deferred, cfg.Hooks.DeletionVictim)
 
 	got, c := telemetry.Instrument(cfg, telemetry.Options{})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
-	assert.Equal(t, before, fmt.Sprintf("%p %p %p", cfg.Expectations.Hooks.Resolved, cfg.Consistency.Deferred, cfg.Hooks.DeletionVictim), "the caller's Config changed")
+	assert.Equal(t, before, fmt.Sprintf("%p %p %p", cfg.Hooks.ExpectationsResolved, cfg.Hooks.Deferred, cfg.Hooks.DeletionVictim), "the caller's Config changed")
 
-	got.Expectations.Hooks.Resolved("ns/a", expectations.Expired, time.Minute)
-	got.Consistency.Deferred("ns/a", &expectations.StaleCacheError{Resource: expectations.PodsResource})
+	got.Hooks.ExpectationsResolved("ns/a", expectations.Expired, time.Minute)
+	got.Hooks.Deferred("ns/a", &expectations.StaleCacheError{Resource: expectations.PodsResource})
 	got.Hooks.DeletionVictim("ns/a", reconcile.Victim{AgeRatio: 3, HasAgeRatio: true})
 	got.Hooks.CreateBatch("ns/a", 1)
 	got.Hooks.CreationsStopped("ns/a", status.CreatedPodsNotObserved, "stopped")
@@ -309,13 +309,13 @@ func TestTrackerHooksMoveTheCounters(t *testing.T) {
 	cfg, _, reg := instrumented(t, reconcile.ReplicaSets().Kind, telemetry.Options{})
 	gate := expectations.NewGate(expectations.GateOptions{
 		Caches:   map[schema.GroupResource]func() string{expectations.PodsResource: func() string { return cacheRV }},
-		Deferred: cfg.Consistency.Deferred,
+		Deferred: cfg.Hooks.Deferred,
 	})
 	tr := expectations.New(expectations.Options{
 		Clock:  clock,
 		Policy: expectations.EvidenceFirst,
 		Gate:   gate,
-		Hooks:  cfg.Expectations.Hooks,
+		Hooks:  expectations.Hooks{Resolved: cfg.Hooks.ExpectationsResolved},
 	})
 	resolved := func(r string) float64 {
 		return value(t, reg, telemetry.ExpectationsResolvedName, map[string]string{"resolution": r})

@@ -64,6 +64,7 @@ func eventsOnlyConfig(rsLister appslisters.ReplicaSetLister, podLister coreliste
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners = rsOwners{lister: rsLister}
 	cfg.Cluster.Pods = listerPods{lister: podLister}
+	cfg.Cluster.CachesSynced = func() bool { return true } // the listers are filled before the first event
 	cfg.Cluster.PodClient = reconcile.PodControlFuncs{
 		Patch: func(context.Context, *corev1.Pod, []byte) (*corev1.Pod, error) {
 			return nil, errNoWrites

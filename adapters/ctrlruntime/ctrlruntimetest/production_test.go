@@ -31,16 +31,16 @@ func TestNewBuildsThroughNewConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, got.Cluster.CacheVersions.Pods, "R-10.9: the gate reads the pod cache's version")
 	assert.NotNil(t, got.Cluster.CacheVersions.Owners)
-	assert.NotNil(t, got.Cluster.CacheVersions.Synced, "R-14.8: the sync guard")
-	assert.False(t, got.Consistency.Disable)
+	assert.NotNil(t, got.Cluster.CachesSynced, "R-14.8: the sync guard")
+	assert.False(t, got.DisableConsistencyGate)
 	assert.Equal(t, schema.GroupResource{Group: "apps", Resource: "replicasets"}, got.Cluster.Resource)
 	assert.NotNil(t, got.Hooks.CreationsStopped, "R-13.7: the Warning event when creations stop")
 	assert.NotNil(t, got.Clock)
 
 	_, err = ctrlruntimetest.New(capture, ctrlruntimetest.Options{Config: ctrlruntime.ConfigOptions{NoCacheVersions: true}})
 	require.NoError(t, err)
-	assert.Nil(t, got.Cluster.CacheVersions.Synced)
-	assert.True(t, got.Consistency.Disable, "NoCacheVersions turns the gate off, as in a manager")
+	assert.NotNil(t, got.Cluster.CachesSynced, "R-14.8: the sync guard stays without versions")
+	assert.True(t, got.DisableConsistencyGate, "NoCacheVersions turns the gate off, as in a manager")
 }
 
 // A controller built with Expectations.Exact runs on the Env: it failed

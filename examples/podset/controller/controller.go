@@ -22,8 +22,7 @@ import (
 // upstream's behaviour.
 type Options struct {
 	Expectations   reconcile.ExpectationOptions // e.g. TTL, Exact
-	Consistency    reconcile.ConsistencyOptions // e.g. a Deferred hook (the caches are the manager's)
-	Hooks          reconcile.Hooks              // e.g. metrics of the manage step
+	Hooks          reconcile.Hooks              // every notification: the manage step's, expectation rounds, gate deferrals
 	Fence          func() error                 // leader election's fence (adapters/fencing); nil: never fenced
 	Workers        int                          // concurrent syncs; <= 0: ctrlruntime.DefaultWorkers
 	OwnedPods      ctrlruntime.OwnedPods        // its labels stamped on every pod created; the manager's cache options from the same value (OwnedPods.CacheOptions); zero: none
@@ -53,12 +52,10 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // (package adapters/telemetry, controller label "podset") go to
 // controller-runtime's registry, which the manager's metrics server
 // serves: syncs, pod creates and deletes, and, through the hooks of
-// opts.Expectations, opts.Consistency and opts.Hooks, expectation rounds, gate
+// opts.Hooks, expectation rounds, gate
 // deferrals and the deletion age ratio. Call it once per process.
 func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 	collector := telemetry.New(v1alpha1.GroupVersion.WithKind("PodSet"), v1alpha1.GroupVersion.WithResource("podsets").GroupResource(), telemetry.Options{})
-	opts.Expectations.Hooks = collector.ExpectationsHooks(opts.Expectations.Hooks)
-	opts.Consistency = collector.Consistency(opts.Consistency)
 	opts.Hooks = collector.Hooks(opts.Hooks)
 	cfg, err := ctrlruntime.NewConfig[*v1alpha1.PodSet](mgr, ctrlruntime.ConfigOptions{OwnedPods: opts.OwnedPods, EventPerBatch: opts.EventPerBatch})
 	if err != nil {
@@ -79,7 +76,6 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Controller, error) {
 // opts.EventPerBatch are the pod client's, set by the adapter.
 func New(cfg reconcile.Config[*v1alpha1.PodSet], opts Options) (*Controller, error) {
 	cfg.Expectations = opts.Expectations
-	cfg.Consistency = opts.Consistency
 	cfg.Hooks = opts.Hooks
 	cfg.Fence = opts.Fence
 	cfg.StatusInterval = opts.StatusInterval

@@ -131,7 +131,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 	// Owners and pods from the informers' indexes, their stores' versions
 	// for the consistency gate and Exact, pod control, upstream's status.
 	cfg := clientgo.ReplicaSets(client, factory, opts.Recorder)
-	cfg.Consistency.Disable = opts.DisableConsistencyGate
+	cfg.DisableConsistencyGate = opts.DisableConsistencyGate
 	cfg.Fence = opts.Fence
 	cfg.BurstReplicas = opts.BurstReplicas
 	cfg.Expectations.TTL = opts.ExpectationsTTL

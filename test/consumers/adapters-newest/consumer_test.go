@@ -135,7 +135,7 @@ func TestControllerRuntime(t *testing.T) {
 	require.NotNil(t, c)
 	cfg, err := ctrlruntime.NewConfig[*appsv1.ReplicaSet](mgr, ctrlruntime.ConfigOptions{})
 	require.NoError(t, err)
-	assert.False(t, cfg.Consistency.Disable, "the gate is on")
+	assert.False(t, cfg.DisableConsistencyGate, "the gate is on")
 	require.NotNil(t, cfg.Cluster.CacheVersions.Pods, "the cache's informers have stores")
 	assert.Empty(t, cfg.Cluster.CacheVersions.Pods(), "a cache that has synced nothing")
 }
