@@ -20,7 +20,14 @@ import (
 
 // ConfigOptions tune [NewConfig]. The zero value is upstream's behaviour:
 // no labels stamped, one event per pod, the consistency gate on.
+// [Production] is the combination we recommend.
 type ConfigOptions struct {
+	// Production turns on the recommended profile ([Production]): the
+	// owned-only, lean pod cache of its stamp (the manager's cache options
+	// must come from the same value's [Production.CacheOptions]), exact
+	// expectations, status coalescing and one event per batch. The zero
+	// Production turns nothing on.
+	Production Production
 	// OwnedPods gives the labels stamped on every pod created
 	// ([PodControl].Labels), for a pod cache restricted to them: the same
 	// value whose [OwnedPods.CacheOptions] built the manager's cache
@@ -108,6 +115,10 @@ func NewConfig[T reconcile.Object](mgr manager.Manager, opts ConfigOptions) (rec
 // read).
 func newConfig[T reconcile.Object](c client.Client, live client.Reader, informers cache.Informers, scheme *runtime.Scheme,
 	recorder record.EventRecorder, opts ConfigOptions) (reconcile.Config[T], error) {
+	opts, err := opts.Production.apply(opts)
+	if err != nil {
+		return reconcile.Config[T]{}, err
+	}
 	owners, err := NewOwners[T](c, live, scheme)
 	if err != nil {
 		return reconcile.Config[T]{}, err
@@ -148,6 +159,9 @@ func newConfig[T reconcile.Object](c client.Client, live client.Reader, informer
 	if err != nil {
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: the consistency gate (on by default, as upstream v1.37) needs the caches' versions: %w; "+
 			"set ConfigOptions.NoCacheVersions to run without it (as upstream before v1.36), or build the manager's cache over all namespaces", err)
+	}
+	if err := tune(opts.Production, &cfg, informers); err != nil {
+		return reconcile.Config[T]{}, err
 	}
 	return cfg, nil
 }

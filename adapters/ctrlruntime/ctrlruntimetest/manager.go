@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/reconcilekit/reconcilekit/adapters/internal/storeversion"
 )
 
 // envManager is the part of a manager ctrlruntime.NewConfig reads, so that
@@ -107,12 +109,20 @@ func isType(obj, of client.Object) bool {
 type envInformer struct {
 	cache.Informer
 
-	store  versionless
+	store  toolscache.Store
 	synced *atomic.Bool // shared by the Env's two informers
 }
 
+// newEnvInformer returns an informer whose store tracks a version exactly
+// when this build's client-go stores do (v0.36 and newer), so that what
+// NewConfig accepts or refuses for it (ctrlruntime.Production) is what it
+// accepts or refuses for a manager's cache on the same client-go.
 func newEnvInformer(synced *atomic.Bool) *envInformer {
-	return &envInformer{store: versionless{Store: toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)}, synced: synced}
+	var store toolscache.Store = toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	if storeversion.Tracked(store) {
+		store = versionless{Store: store}
+	}
+	return &envInformer{store: store, synced: synced}
 }
 
 // HasSynced reports whether the Env has delivered its first list.
@@ -122,7 +132,8 @@ func (i *envInformer) HasSynced() bool { return i.synced.Load() }
 func (i *envInformer) GetStore() toolscache.Store { return i.store }
 
 // versionless is a store that reports no resourceVersion, as client-go's
-// stores before v0.36 do: the consistency gate never defers. The fake
+// stores before v0.36 do: the consistency gate never defers, and exact
+// expectations decide by the TTL. The fake
 // client numbers resourceVersions per object ("1" at create, one more at
 // each update), not in one order across objects as an API server does, so
 // no version the Env could report would say truthfully whether its cache

@@ -9,10 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime/ctrlruntimetest"
+	"github.com/reconcilekit/reconcilekit/adapters/internal/storeversion"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
@@ -141,4 +143,28 @@ func TestGeneratedNameSuffixes(t *testing.T) {
 	assert.Equal(t, "p-bbbb9", got[26], "the alphabet's last character")
 	assert.Equal(t, "p-bbbcb", got[27], "then a carry")
 	assert.Equal(t, "p-bbbcc", got[28])
+}
+
+// The production profile on the Env: NewConfig accepts or refuses it as it
+// does for a manager on the same client-go (v0.36 and newer: accepted),
+// and the controller it builds stamps its pods and settles.
+func TestProductionProfile(t *testing.T) {
+	stamp := map[string]string{"example.com/managed-by": "web"}
+	prod, err := ctrlruntime.NewProduction(stamp)
+	require.NoError(t, err)
+	env, err := ctrlruntimetest.New(newController, ctrlruntimetest.Options{
+		Objects: []client.Object{replicaSet(3)},
+		Config:  ctrlruntime.ConfigOptions{Production: prod},
+	})
+	if !storeversion.Tracked(toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)) {
+		require.ErrorContains(t, err, "ConfigOptions.Production needs client-go v0.36 or newer")
+		return
+	}
+	require.NoError(t, err)
+	require.NoError(t, env.Settle())
+	got := pods(t, env)
+	require.Len(t, got, 3)
+	for _, p := range got {
+		assert.Equal(t, "web", p.Labels["example.com/managed-by"], "every created pod carries the stamp")
+	}
 }
