@@ -11,7 +11,14 @@
 // controllers built on those releases do.
 package storeversion
 
-import "k8s.io/client-go/tools/cache"
+import (
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/features"
+	"k8s.io/client-go/tools/cache"
+)
 
 // versioned is the method client-go v0.36 added to cache.Store. It is
 // asserted at run time rather than called through cache.Store, so that the
@@ -43,3 +50,73 @@ func Tracked(store cache.Store) bool {
 
 // untracked is the version of a store that does not track one.
 func untracked() string { return "" }
+
+// atomicFIFO is client-go's feature gate (v0.36+, on by default) without
+// which a store that has LastStoreSyncResourceVersion still answers "".
+// It is named by its string: the constant does not exist before v0.36.
+const atomicFIFO features.Feature = "AtomicFIFO"
+
+// Active reports whether the informer stores client-go builds in this
+// binary track their version: they have LastStoreSyncResourceVersion
+// (client-go v0.36 and newer) and client-go's AtomicFIFO feature gate is
+// on (its default from v0.36; KUBE_FEATURE_AtomicFIFO=false turns it off).
+// When false, every version Of reads is "" and the consistency gate never
+// defers. It reads the feature gate on each call and is safe for concurrent
+// use.
+func Active() bool {
+	if !Tracked(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})) {
+		return false
+	}
+	return enabled(atomicFIFO)
+}
+
+// enabled reports whether client-go's feature gate f is on; a gate this
+// client-go does not know (it panics on those) counts as off.
+func enabled(f features.Feature) (on bool) {
+	defer func() {
+		if recover() != nil {
+			on = false
+		}
+	}()
+	return features.FeatureGates().Enabled(f)
+}
+
+// TrackedFrom is the first client-go minor version (v0.TrackedFrom) whose
+// stores track their version.
+const TrackedFrom = 36
+
+// ClientGoMinor returns the minor version of k8s.io/client-go this binary
+// was built with (33 for v0.33.0), from its build information, and false
+// when the binary carries none or the version is not v0.N.… (a replaced
+// or pseudo-versioned client-go still parses). Tests use it to say which
+// path each client-go release must take.
+func ClientGoMinor() (int, bool) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return 0, false
+	}
+	for _, dep := range info.Deps {
+		if dep.Path != "k8s.io/client-go" {
+			continue
+		}
+		if dep.Replace != nil && dep.Replace.Version != "" {
+			dep = dep.Replace
+		}
+		return minorOf(dep.Version)
+	}
+	return 0, false
+}
+
+// minorOf returns N of "v0.N.…".
+func minorOf(version string) (int, bool) {
+	rest, ok := strings.CutPrefix(version, "v0.")
+	if !ok {
+		return 0, false
+	}
+	minor, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(minor)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}

@@ -53,3 +53,17 @@ func TestOfNil(t *testing.T) {
 	assert.Nil(t, storeversion.Of(nil))
 	assert.False(t, storeversion.Tracked(nil))
 }
+
+// The fast path is pinned to the client-go release: a binary built at
+// v0.36 or newer (`make compat`, v0.37.2) must track the stores' versions,
+// one built before (the floor of adapters/go.mod, v0.33, `make unit`) must
+// not. A client-go that drops or renames LastStoreSyncResourceVersion, or
+// turns AtomicFIFO off by default, fails here rather than silently turning
+// the consistency gate off.
+func TestActiveAtThisClientGo(t *testing.T) {
+	minor, ok := storeversion.ClientGoMinor()
+	require.True(t, ok, "the test binary names its k8s.io/client-go version")
+	want := minor >= storeversion.TrackedFrom
+	assert.Equal(t, want, storeversion.Active(), "client-go v0.%d: the stores track their version: %v", minor, want)
+	assert.Equal(t, want, storeversion.Tracked(cache.NewStore(cache.MetaNamespaceKeyFunc)), "client-go v0.%d", minor)
+}
