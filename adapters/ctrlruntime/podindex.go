@@ -30,6 +30,21 @@ type podIndex struct {
 	found     atomic.Pointer[toolscache.Indexer]
 }
 
+// DirectIndex reports whether [Pods.ListByController] reads the pod
+// informer's [PodControllerField] index directly (the fast path: no copy of
+// every pod listed) rather than listing through Reader. It is true for the
+// Pods [NewConfig] builds on controller-runtime's default cache once
+// [AddIndexes] (or [Register]) has registered the index, and false for a
+// Pods built by hand, on a cache restricted to namespaces, before the
+// index exists, or on a controller-runtime release whose index name or
+// key layout this adapter does not know (the reads are then right but
+// slower). It looks for the index when not found yet; package telemetry
+// exports it as reconcilekit_fast_path{path="pod_index"}. Safe for
+// concurrent use.
+func (p Pods) DirectIndex() bool {
+	return p.index.indexer() != nil
+}
+
 // byKeys returns the pods indexed under each of keys in namespace, and
 // whether the index could be read.
 func (x *podIndex) byKeys(namespace string, keys []string) ([]*corev1.Pod, bool) {
