@@ -77,6 +77,8 @@ type Collector struct {
 	skips        *prometheus.CounterVec
 	ageRatio     prometheus.Histogram
 	stopped      *prometheus.CounterVec
+	fastPaths    []prometheus.Collector // FastPathName's gauges; set by Instrument
+	own          prometheus.Labels      // the controller label
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -94,6 +96,7 @@ func newCollector(kind schema.GroupVersionKind, resource schema.GroupResource, o
 	own := prometheus.Labels{"controller": name}
 	upstream := !opts.GenericNames && kind.Group == "apps" && kind.Kind == "ReplicaSet"
 	c := &Collector{
+		own: own,
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        SyncsName,
 			Help:        "Syncs of owners by result: ok, deferred (nothing read or written: the informer caches have not synced, or the consistency gate waits for them to reach the controller's own writes; retried with backoff), terminal (an invalid owner or owner spec: not retried), error (retried with backoff).",
@@ -219,5 +222,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Collector) all() []prometheus.Collector {
-	return []prometheus.Collector{c.syncs, c.syncDuration, c.deferrals, c.creates, c.deletes, c.raised, c.resolved, c.skips, c.ageRatio, c.stopped}
+	all := []prometheus.Collector{c.syncs, c.syncDuration, c.deferrals, c.creates, c.deletes, c.raised, c.resolved, c.skips, c.ageRatio, c.stopped}
+	return append(all, c.fastPaths...)
 }

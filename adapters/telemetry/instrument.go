@@ -18,11 +18,16 @@ import (
 // hand it the sync results ([Collector.ObserveSync]; clientgo.Worker.Metrics
 // and ctrlruntime.Options.Metrics do). cfg itself is not modified.
 //
+// The Collector also exports [FastPathName]: one gauge per fast path cfg's
+// Cluster has ([FastPaths]), read at each scrape. [New] has no Config and
+// does not.
+//
 // From the hooks ([Collector.Hooks]) come the expectation rounds'
 // resolutions, the gate's deferrals by resource, the deletion age ratio
 // and the stopped creations; the rest comes from ObserveSync.
 func Instrument[T reconcile.Object](cfg reconcile.Config[T], opts Options) (reconcile.Config[T], *Collector) {
 	c := New(cfg.Kind, cfg.Cluster.Resource, opts)
+	c.fastPaths = fastPathGauges(c.own, cfg.Cluster.Pods, hasVersions(cfg.Cluster.CacheVersions))
 	cfg.Hooks = c.Hooks(cfg.Hooks)
 	return cfg, c
 }
