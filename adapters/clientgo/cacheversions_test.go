@@ -45,6 +45,11 @@ func TestCacheVersions(t *testing.T) {
 	require.NoError(t, err)
 	p, err := cl.Clientset.CoreV1().Pods(ns).Create(ctx, podLike("web-1", rs), metav1.CreateOptions{})
 	require.NoError(t, err)
+	minor, ok := storeversion.ClientGoMinor()
+	require.True(t, ok, "the test binary names its k8s.io/client-go version")
+	require.Equal(t, minor >= storeversion.TrackedFrom, storeversion.Tracked(pods.GetStore()),
+		"client-go v0.%d: the stores track their version from v0.%d on (the floor of adapters/go.mod: no; make compat's newest: yes)",
+		minor, storeversion.TrackedFrom)
 	if !storeversion.Tracked(pods.GetStore()) {
 		// client-go before v0.36: the stores track no version, and the
 		// funcs answer "" however far they have synced (no gate, as
@@ -59,8 +64,8 @@ func TestCacheVersions(t *testing.T) {
 	}
 	eventually(t, func() bool { return cv.Pods() == p.ResourceVersion }, "the pod store reaches the pod's create")
 	eventually(t, func() bool { return cv.Owners() == rs.ResourceVersion }, "the ReplicaSet store reaches its create")
-	_, ok, _ := pods.GetIndexer().GetByKey(ns + "/web-1")
-	assert.True(t, ok, "the version has passed: the lister returns the pod")
+	_, listed, _ := pods.GetIndexer().GetByKey(ns + "/web-1")
+	assert.True(t, listed, "the version has passed: the lister returns the pod")
 }
 
 // A nil informer gives a nil func: that cache never holds a sync back, and

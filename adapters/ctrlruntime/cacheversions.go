@@ -40,6 +40,9 @@ import (
 // always answer "", so the gate never defers and EvidenceFirst falls back
 // to the TTL, as upstream's controllers on those releases, which have no
 // gate.
+// Whether the stores track a version is reported by telemetry.FastPaths
+// and the gauge reconcilekit_fast_path{path="store_version"}; the tests pin
+// it to the client-go release at both ends of the supported range.
 //
 // It gets (or creates) the two informers without waiting for them to sync;
 // creating one asks the API server's discovery for the kind, as the manager

@@ -45,6 +45,16 @@
 // that a sync reads the owner's pods, the namespace's orphans and its
 // sibling owners only, as upstream's indexers do.
 //
+// Two fast paths rest on controller-runtime's and client-go's internals:
+// the [Pods] NewConfig builds read the pod index inside the default cache
+// directly (its name and key layout are controller-runtime's, not its API;
+// [Pods.DirectIndex] reports whether they do), and [CacheVersions] reads
+// the client-go stores' versions (client-go v0.36 and newer). Each falls
+// back to a right answer (a list through the reader; no gate). Their tests
+// assert the fast path at both ends of the supported range (make unit,
+// make compat), and package telemetry exports which path runs
+// (reconcilekit_fast_path); adapters/README.md, "Which path runs".
+//
 // # Your own Reconcile
 //
 // An operator whose owner has more than pods (a finalizer, a Service, a

@@ -30,6 +30,12 @@
 //   - Every series that can exist is exported from the start at zero, so
 //     that rate() and absence alerts work before the first event.
 //
+// [FastPathName] (reconcilekit_fast_path{path}) says which of the two
+// fast paths that rest on controller-runtime's or client-go's internals
+// runs: the direct pod-index read (pod_index) and the stores' versions the
+// consistency gate reads (store_version); 0 means the fallback runs.
+// [FastPaths] answers the same for a Config.
+//
 // [github.com/reconcilekit/reconcilekit/adapters/clientgo.WorkqueueMetrics]
 // gives client-go's workqueue its metrics (workqueue_depth,
 // workqueue_adds_total, …) under the names client-go's and
