@@ -14,13 +14,13 @@ import (
 // return what was written). Set it as Config.Cluster.CacheVersions to turn
 // on the consistency gate and to feed exact expectations'
 // evidence; [ReplicaSets] does. A nil informer gives a nil func. Built on
-// client-go v0.33 to v0.35, whose stores track no
-// version, Pods and Owners answer "" and the gate never defers, as upstream
-// on those releases. The funcs are safe for concurrent use. Why the store's
-// version and not the reflector's: docs/design/cache-versions.md.
+// client-go v0.33 to v0.35, whose stores track no version, Pods and Owners
+// answer "" and the gate never defers, as upstream on those releases.
 // Whether this binary's stores track a version is reported by
-// telemetry.FastPaths and
-// the gauge reconcilekit_fast_path{path="store_version"}.
+// telemetry.FastPaths and the gauge
+// reconcilekit_fast_path{path="store_version"}. The funcs are safe for
+// concurrent use. Why the store's version and not the reflector's:
+// docs/design/cache-versions.md.
 func CacheVersions(pods, owners cache.SharedInformer) reconcile.CacheVersions {
 	return reconcile.CacheVersions{Pods: storeVersion(pods), Owners: storeVersion(owners)}
 }
