@@ -35,7 +35,9 @@ const listVersion = "5"
 // apiServer is an API server for a controller-runtime cache that serves
 // pods (indexPods) and no ReplicaSets, as a list and a watch (client-go
 // before v0.35) or as a watch list ending in a bookmark (client-go's
-// WatchListClient), and then a watch that delivers nothing more.
+// WatchListClient), and then a watch that delivers nothing more. It
+// models nothing else: no other resource, no writes, no label or field
+// selector, no resourceVersion but listVersion.
 func apiServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	var pods []runtime.Object
@@ -124,7 +126,7 @@ func (failingReader) List(context.Context, client.ObjectList, ...client.ListOpti
 	return fmt.Errorf("the reader was called")
 }
 
-// The fast paths on a running controller-runtime cache, at both ends of
+// R-10.10, R-10.9: the fast paths on a running controller-runtime cache, at both ends of
 // the supported range (`make unit` at adapters/go.mod's floor, `make
 // compat` at the newest controller-runtime and client-go): the Pods
 // NewConfig builds read the informer's pod index directly (its answers are

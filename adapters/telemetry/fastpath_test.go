@@ -17,7 +17,8 @@ import (
 )
 
 // indexedPods is a reconcile.Pods whose direct index read can be turned
-// on, as ctrlruntime.Pods' is once AddIndexes has run.
+// on, as ctrlruntime.Pods' is once AddIndexes has run. It models nothing
+// else: its lookups are not called.
 type indexedPods struct {
 	reconcile.Pods
 	direct *atomic.Bool
@@ -46,7 +47,7 @@ func gauges(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	return out
 }
 
-// reconcilekit_fast_path has one series per fast path the Config has, read
+// reconcilekit_fast_path has one series per fast path the Config has, read
 // at each scrape: the pod index when its Pods can read one directly (0
 // until the index is found, then 1), the store version when the Config
 // reads cache versions (1 exactly where client-go's stores track them:

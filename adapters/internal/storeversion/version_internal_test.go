@@ -1,9 +1,11 @@
 package storeversion
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"pgregory.net/rapid"
 )
 
 // minorOf reads N of v0.N.…, pseudo-versions and pre-releases included,
@@ -28,4 +30,22 @@ func TestMinorOf(t *testing.T) {
 		assert.Equal(t, tt.ok, ok, tt.version)
 		assert.Equal(t, tt.minor, minor, tt.version)
 	}
+}
+
+// Whatever follows the minor version (patch, pre-release, pseudo-version),
+// minorOf returns the minor version; a major version other than v0 is
+// refused.
+func TestMinorOfProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		minor := rapid.IntRange(0, 1000).Draw(t, "minor")
+		suffix := rapid.StringMatching(`[0-9]+(-[a-z0-9.]+)?`).Draw(t, "suffix")
+		got, ok := minorOf(fmt.Sprintf("v0.%d.%s", minor, suffix))
+		if !ok || got != minor {
+			t.Fatalf("minorOf(v0.%d.%s) = %d, %v", minor, suffix, got, ok)
+		}
+		major := rapid.IntRange(1, 1000).Draw(t, "major")
+		if _, ok := minorOf(fmt.Sprintf("v%d.%d.%s", major, minor, suffix)); ok {
+			t.Fatalf("v%d accepted", major)
+		}
+	})
 }
