@@ -3,9 +3,11 @@ package clientgo_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -80,8 +82,8 @@ func ExampleCacheVersions() {
 // A ReplicaSet controller whose pod cache holds only the pods it created,
 // still running, each reduced to what the library reads (OwnedPods,
 // LeanPods): the ReplicaSets come from a factory of their own, the pods
-// from the OwnedPods' factory, and the PodControl stamps the same
-// OwnedPods' labels, so that the cache sees every pod it creates.
+// from the OwnedPods' factory, and NewConfig gives the PodControl the
+// same OwnedPods' labels, so that the cache sees every pod it creates.
 func ExampleOwnedPods() {
 	client := fakecluster.New(1, fakecluster.Faults{}).Clientset
 	ctx, cancel := context.WithCancel(context.Background())
@@ -93,18 +95,17 @@ func ExampleOwnedPods() {
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podFactory := owned.Factory(client, 0, informers.WithTransform(clientgo.LeanPods))
-	pods, replicaSets := podFactory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
-	cfg := reconcile.ReplicaSets() // as clientgo.ReplicaSets fills it, with the pods of podFactory
-	cfg.Cluster.Owners = clientgo.ReplicaSetOwners(client, replicaSets)
-	cfg.Cluster.Pods = clientgo.Pods{Indexer: pods.GetIndexer()}
-	cfg.Cluster.PodClient = clientgo.PodControl{Client: client, Labels: owned.Labels()}
-	cfg.Cluster.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: client}
-	cfg.Cluster.CacheVersions = clientgo.CacheVersions(pods, replicaSets)
-	cfg.Cluster.CachesSynced = clientgo.CachesSynced(pods, replicaSets)
+	cfg, err := clientgo.NewConfig(client, podFactory, clientgo.ReplicaSetKind(client, factory), clientgo.ConfigOptions{})
+	if err != nil {
+		panic(err)
+	}
+	upstream := reconcile.ReplicaSets()
+	cfg.Describe, cfg.Status = upstream.Describe, upstream.Status
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)
 	}
+	pods, replicaSets := podFactory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	if err := clientgo.Register(ctrl, pods, replicaSets, queue); err != nil {
 		panic(err)
@@ -126,4 +127,63 @@ func ExampleOwnedPods() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// Output: stamped pods: 2
+}
+
+// A controller for a custom resource on client-go with no hand wiring:
+// NewConfig builds the whole Cluster from the owner kind's informer and
+// typed client, and the caller says what a WebApp asks for and what its
+// status is. Here apps stands in for the generated code of a real custom
+// resource: apps.Informer() for factory.Example().V1().WebApps().Informer(),
+// apps.Client for func(ns string) clientgo.OwnerClient[*v1.WebApp] {
+// return clientset.ExampleV1().WebApps(ns) }.
+func ExampleNewConfig() {
+	client := fakecluster.New(1, fakecluster.Faults{}).Clientset
+	apps := newWebApps()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	pods := informers.NewSharedInformerFactory(client, 0) // prod.Factory(client, 0) for the Production profile
+	owners := apps.Informer()
+	cfg, err := clientgo.NewConfig(client, pods, clientgo.Kind[*WebApp]{
+		GroupVersionKind: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "WebApp"},
+		Resource:         schema.GroupResource{Group: "example.com", Resource: "webapps"},
+		Informer:         owners,
+		Client:           apps.Client,
+	}, clientgo.ConfigOptions{})
+	if err != nil {
+		panic(err)
+	}
+	cfg.Describe = func(app *WebApp) (reconcile.Owner, error) {
+		return reconcile.Owner{Replicas: app.Spec.Replicas, Selector: app.Spec.Selector, Template: &app.Spec.Template}, nil
+	}
+	cfg.Status = func(app *WebApp, res reconcile.SyncResult) (*WebApp, bool) {
+		next := app.DeepCopyObject().(*WebApp)
+		next.Status = WebAppStatus{Replicas: res.Counts.Replicas, ReadyReplicas: res.Counts.Ready}
+		return next, next.Status != app.Status
+	}
+	ctrl, err := reconcile.NewController(cfg)
+	if err != nil {
+		panic(err)
+	}
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	podInformer := pods.Core().V1().Pods().Informer()
+	if err := clientgo.Register(ctrl, podInformer, owners, queue); err != nil {
+		panic(err)
+	}
+	pods.Start(ctx.Done())
+	wg.Go(func() { owners.Run(ctx.Done()) })
+	worker := clientgo.Worker{Queue: queue, Sync: ctrl.Sync, Synced: []cache.InformerSynced{podInformer.HasSynced, owners.HasSynced}}
+	wg.Go(func() { _ = worker.Run(ctx, 2) })
+
+	apps.Create(webApp("web", 3))
+	for range 2000 { // bounded wait for the status
+		if app, _ := apps.Get("default", "web"); app.Status.Replicas == 3 {
+			fmt.Println("replicas:", app.Status.Replicas)
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Output: replicas: 3
 }

@@ -64,11 +64,46 @@ func (o OwnedPods) Labels() map[string]string {
 // informers.WithTweakListOptions among them has no effect. The selection
 // applies to every informer of the factory: use it for the pods alone.
 // With the zero OwnedPods its informers select every object, as upstream.
+//
+// [NewConfig] given this factory stamps o's labels on every pod it creates.
 func (o OwnedPods) Factory(client kubernetes.Interface, resync time.Duration, options ...informers.SharedInformerOption) informers.SharedInformerFactory {
+	return o.factory(client, resync, false, options)
+}
+
+// factory is Factory; lean appends informers.WithTransform(LeanPods) after
+// options, and the factory remembers it.
+func (o OwnedPods) factory(client kubernetes.Interface, resync time.Duration, lean bool, options []informers.SharedInformerOption) informers.SharedInformerFactory {
 	ls, fs := o.owned.ListSelectors()
 	tweak := informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.LabelSelector, lo.FieldSelector = ls, fs
 	})
-	all := append(append(make([]informers.SharedInformerOption, 0, len(options)+1), options...), tweak)
-	return informers.NewSharedInformerFactoryWithOptions(client, resync, all...)
+	all := append(append(make([]informers.SharedInformerOption, 0, len(options)+2), options...), tweak)
+	if lean {
+		all = append(all, informers.WithTransform(LeanPods))
+	}
+	return ownedFactory{
+		SharedInformerFactory: informers.NewSharedInformerFactoryWithOptions(client, resync, all...),
+		owned:                 o,
+		lean:                  lean,
+	}
+}
+
+// ownedFactory is an informer factory that [OwnedPods.Factory] or
+// [Production.Factory] made: it remembers its OwnedPods, and whether its
+// transform is LeanPods, so that NewConfig stamps what the pod informer
+// selects and checks the profile's pods.
+type ownedFactory struct {
+	informers.SharedInformerFactory
+	owned OwnedPods
+	lean  bool
+}
+
+// ownedOf returns the OwnedPods whose Factory made factory and whether it
+// is lean; the zero OwnedPods and false for any other factory.
+func ownedOf(factory informers.SharedInformerFactory) (OwnedPods, bool) {
+	f, ok := factory.(ownedFactory)
+	if !ok {
+		return OwnedPods{}, false
+	}
+	return f.owned, f.lean
 }

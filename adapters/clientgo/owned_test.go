@@ -196,17 +196,14 @@ func listRestrictions(t *testing.T, owned clientgo.OwnedPods, options ...informe
 }
 
 // ownedReplicaSets is the ReplicaSet Config of the OwnedPods example: the
-// ReplicaSets from factory, the pods from owned's own factory, and the
-// stamp from the same owned.
-func ownedReplicaSets(client kubernetes.Interface, factory, pods informers.SharedInformerFactory, owned clientgo.OwnedPods) reconcile.Config[*appsv1.ReplicaSet] {
-	cfg := reconcile.ReplicaSets()
-	rsInf, podInf := factory.Apps().V1().ReplicaSets().Informer(), pods.Core().V1().Pods().Informer()
-	cfg.Cluster.Owners = clientgo.ReplicaSetOwners(client, rsInf)
-	cfg.Cluster.Pods = clientgo.Pods{Indexer: podInf.GetIndexer()}
-	cfg.Cluster.PodClient = clientgo.PodControl{Client: client, Labels: owned.Labels()}
-	cfg.Cluster.StatusWriter = clientgo.ReplicaSetStatusWriter{Client: client}
-	cfg.Cluster.CacheVersions = clientgo.CacheVersions(podInf, rsInf)
-	cfg.Cluster.CachesSynced = clientgo.CachesSynced(podInf, rsInf)
+// ReplicaSets from factory, the pods from pods, made by an OwnedPods'
+// Factory, whose labels NewConfig stamps.
+func ownedReplicaSets(t *testing.T, client kubernetes.Interface, factory, pods informers.SharedInformerFactory) reconcile.Config[*appsv1.ReplicaSet] {
+	t.Helper()
+	cfg, err := clientgo.NewConfig(client, pods, clientgo.ReplicaSetKind(client, factory), clientgo.ConfigOptions{})
+	require.NoError(t, err)
+	upstream := reconcile.ReplicaSets()
+	cfg.Describe, cfg.Status = upstream.Describe, upstream.Status
 	return cfg
 }
 
@@ -227,7 +224,7 @@ func TestSelectorExcludingTheStampIsTerminal(t *testing.T) {
 			require.NoError(t, err)
 			factory := informers.NewSharedInformerFactory(cl.Clientset, 0)
 			podFactory := owned.Factory(cl.Clientset, 0)
-			ctrl, err := reconcile.NewController(ownedReplicaSets(cl.Clientset, factory, podFactory, owned))
+			ctrl, err := reconcile.NewController(ownedReplicaSets(t, cl.Clientset, factory, podFactory))
 			require.NoError(t, err)
 			q := newCountingQueue()
 			pods, replicaSets := podFactory.Core().V1().Pods().Informer(), factory.Apps().V1().ReplicaSets().Informer()
