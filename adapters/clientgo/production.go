@@ -42,9 +42,10 @@ const productionStatusInterval = 3 * time.Second
 //
 // NewConfig refuses it, with a message, where it cannot be honoured: with
 // a pod informer factory other than this value's Factory (its pods would
-// not be the profile's), and on client-go before v0.36, whose informer
-// stores track no resourceVersion (exact expectations would silently fall
-// back to the TTL). The fields NewConfig sets (Expectations.Exact,
+// not be the profile's), and on client-go before v0.36, or with its
+// AtomicFIFO feature gate off, where the informer stores track no
+// resourceVersion (exact expectations would silently fall back to the
+// TTL). The fields NewConfig sets (Expectations.Exact,
 // StatusInterval) can still be changed on the Config it returns. Two
 // things stay the caller's: the pods' stamp must not be a key the owners'
 // selectors use, and the pods' factory serves the pods alone. The zero
@@ -101,6 +102,10 @@ func (p Production) check(pods informers.SharedInformerFactory) error {
 	if !storeversion.Tracked(pods.Core().V1().Pods().Informer().GetStore()) {
 		return errors.New("clientgo: NewConfig: ConfigOptions.Production needs client-go v0.36 or newer: this build's informer stores track no resourceVersion, " +
 			"so exact expectations would fall back to the TTL; require k8s.io/client-go v0.36+ or leave the profile out")
+	}
+	if !storeversion.Active() {
+		return errors.New("clientgo: NewConfig: ConfigOptions.Production needs client-go's AtomicFIFO feature gate, which is off (KUBE_FEATURE_AtomicFIFO=false?): " +
+			"the informer stores track no resourceVersion without it, so exact expectations would fall back to the TTL; turn it on or leave the profile out")
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
@@ -19,10 +18,11 @@ import (
 )
 
 // storesTracked reports whether this build's client-go informer stores
-// track their resourceVersion (v0.36 and newer): the floor of the adapters'
-// range (make unit) does not, the newest (make compat) does.
+// track their resourceVersion (v0.36 and newer, AtomicFIFO on): the floor
+// of the adapters' range (make unit) does not, the newest (make compat)
+// does.
 func storesTracked() bool {
-	return storeversion.Tracked(cache.NewStore(cache.MetaNamespaceKeyFunc))
+	return storeversion.Active()
 }
 
 func mustProduction(t *testing.T) clientgo.Production {
