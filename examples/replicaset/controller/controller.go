@@ -130,16 +130,19 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 
 	// Owners and pods from the informers' indexes, their stores' versions
 	// for the consistency gate and Exact, pod control, upstream's status.
-	cfg := clientgo.ReplicaSets(client, factory, opts.Recorder)
+	cfg, err := clientgo.NewConfig(client, factory, clientgo.ReplicaSetKind(client, factory),
+		clientgo.ConfigOptions{Recorder: opts.Recorder, EventPerBatch: opts.EventPerBatch})
+	if err != nil {
+		return nil, fmt.Errorf("replicaset controller: %w", err)
+	}
+	upstream := reconcile.ReplicaSets()
+	cfg.Describe, cfg.Status = upstream.Describe, upstream.Status
 	cfg.DisableConsistencyGate = opts.DisableConsistencyGate
 	cfg.Fence = opts.Fence
 	cfg.BurstReplicas = opts.BurstReplicas
 	cfg.Expectations.TTL = opts.ExpectationsTTL
 	cfg.Expectations.Exact = opts.Exact
 	cfg.StatusInterval = opts.StatusInterval
-	if opts.EventPerBatch {
-		cfg.Cluster.PodClient = clientgo.PodControl{Client: client, Recorder: opts.Recorder, EventPerBatch: true}
-	}
 	if opts.Metrics != nil {
 		cfg, c.metrics = telemetry.Instrument(cfg, telemetry.Options{})
 		if err := opts.Metrics.Register(c.metrics); err != nil {
