@@ -22,12 +22,12 @@ import (
 //
 //	owned, err := clientgo.NewOwnedPods(map[string]string{"example.com/managed-by": "my-controller"}, true)
 //	pods := owned.Factory(client, 0, informers.WithTransform(clientgo.LeanPods))
-//	control := clientgo.PodControl{Client: client, Labels: owned.Labels()}
+//	cfg, err := clientgo.NewConfig(client, pods, kind, clientgo.ConfigOptions{}) // its PodControl stamps owned's labels
 //
 // A client-go informer factory's list options cannot be read back, so
-// OwnedPods is the only way this package sets both: take the pod informer
-// from [OwnedPods.Factory] and PodControl.Labels from [OwnedPods.Labels]
-// of the same value. (A pod cache that selects pods the stamp does not
+// OwnedPods is the only way this package sets both: [NewConfig] given the
+// factory of [OwnedPods.Factory] stamps that value's labels; a PodControl
+// built by hand takes them from [OwnedPods.Labels] of the same value. (A pod cache that selects pods the stamp does not
 // carry would not see the pods the controller creates, and the controller
 // would create them again on every sync; the Controller also stops
 // creating for an owner whose created pods never appear in its cache.)
