@@ -13,8 +13,8 @@
 //     ReplicaSets, burst of 500), the status write and the availability
 //     requeue;
 //   - the status → reconcile.ReplicaSetStatus (status.Calculate and the
-//     skip rule, R-8.6) and clientgo.ReplicaSetStatusWriter (the write with
-//     one retry, R-8.7);
+//     skip rule, R-8.6) and clientgo.StatusWriter (the write with one
+//     retry, R-8.7), which clientgo.NewConfig sets;
 //   - events SuccessfulCreate, FailedCreate, SuccessfulDelete and
 //     FailedDelete through a client-go record.EventRecorder, emitted by
 //     clientgo.PodControl.
