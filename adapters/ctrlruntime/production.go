@@ -42,9 +42,9 @@ const productionStatusInterval = 3 * time.Second
 //
 // NewConfig refuses it, with a message, where it cannot be honoured: with
 // ConfigOptions.NoCacheVersions, with ConfigOptions.OwnedPods other than
-// the profile's own, and on client-go before v0.36, whose informer stores
-// track no resourceVersion (exact expectations would silently fall back to
-// the TTL). The fields NewConfig sets (Expectations.Exact, StatusInterval)
+// the profile's own, and on client-go before v0.36 or with its AtomicFIFO
+// feature gate off, where the informer stores track no resourceVersion
+// (exact expectations would silently fall back to the TTL). The fields NewConfig sets (Expectations.Exact, StatusInterval)
 // can still be changed on the Config it returns. Two things stay the
 // caller's: the pods' stamp must not be a key the owners' selectors use,
 // and nothing else may read pods through the same manager cache expecting
@@ -141,6 +141,10 @@ func tune[T reconcile.Object](p Production, cfg *reconcile.Config[T], informers 
 	if !storeversion.Tracked(pods.store) {
 		return errors.New("ctrlruntime: NewConfig: ConfigOptions.Production needs client-go v0.36 or newer: this build's informer stores track no resourceVersion, " +
 			"so exact expectations would fall back to the TTL; require k8s.io/client-go v0.36+ or leave the profile out")
+	}
+	if !storeversion.Active() {
+		return errors.New("ctrlruntime: NewConfig: ConfigOptions.Production needs client-go's AtomicFIFO feature gate, which is off (KUBE_FEATURE_AtomicFIFO=false?): " +
+			"the informer stores track no resourceVersion without it, so exact expectations would fall back to the TTL; turn it on or leave the profile out")
 	}
 	cfg.Expectations.Exact = true
 	cfg.StatusInterval = productionStatusInterval
