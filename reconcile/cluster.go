@@ -111,7 +111,7 @@ type PodClient interface {
 
 // Cluster is how a [Controller] reads and writes the cluster: the caches it
 // lists from, the clients it writes with, and how far the caches have
-// synced. The adapters fill it in one call (clientgo.ReplicaSets,
+// synced. The adapters fill it in one call (clientgo.NewConfig,
 // ctrlruntime.NewConfig); a hand-made one needs Owners, Pods, PodClient,
 // StatusWriter and CachesSynced, and NewController names the first one
 // missing. Resource and

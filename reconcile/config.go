@@ -19,7 +19,7 @@ import (
 // Config configures a [Controller] for owners of type T. Kind, Describe,
 // Status and Cluster are required (NewController names the first part
 // missing): [ReplicaSets] fills the first three for apps/v1 ReplicaSets, and
-// the adapters fill Cluster (clientgo.ReplicaSets, ctrlruntime.NewConfig).
+// the adapters fill Cluster (clientgo.NewConfig, ctrlruntime.NewConfig).
 // Every other field is optional and its zero value is upstream's behaviour;
 // a combination of opt-ins that cannot work together is rejected by
 // NewController, named.
@@ -216,7 +216,7 @@ func (c *Config[T]) validate() error {
 }
 
 // clusterHint tells where a Cluster usually comes from.
-const clusterHint = " (the adapters fill Config.Cluster: clientgo.ReplicaSets, ctrlruntime.NewConfig)"
+const clusterHint = " (the adapters fill Config.Cluster: clientgo.NewConfig, ctrlruntime.NewConfig)"
 
 // validateCaches checks that the cache versions can be told apart.
 func (c *Config[T]) validateCaches() error {

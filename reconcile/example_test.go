@@ -87,7 +87,7 @@ func ExampleNewController() {
 	fmt.Println(err)
 	// Output:
 	// reconcile: NewController: Config.Kind is required (the owners' group, version and kind; there is no default: use ReplicaSets() for apps/v1 ReplicaSets)
-	// reconcile: NewController: Config.Cluster.Owners is required (the adapters fill Config.Cluster: clientgo.ReplicaSets, ctrlruntime.NewConfig)
+	// reconcile: NewController: Config.Cluster.Owners is required (the adapters fill Config.Cluster: clientgo.NewConfig, ctrlruntime.NewConfig)
 }
 
 // A custom resource that owns pods: Kind and Describe tell the Controller
