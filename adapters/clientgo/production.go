@@ -99,13 +99,8 @@ func (p Production) check(pods informers.SharedInformerFactory) error {
 		return errors.New("clientgo: NewConfig: ConfigOptions.Production needs the pods' informer factory from the same Production's Factory " +
 			"(stamped, unfinished, lean pods); this one is another factory")
 	}
-	if !storeversion.Tracked(pods.Core().V1().Pods().Informer().GetStore()) {
-		return errors.New("clientgo: NewConfig: ConfigOptions.Production needs client-go v0.36 or newer: this build's informer stores track no resourceVersion, " +
-			"so exact expectations would fall back to the TTL; require k8s.io/client-go v0.36+ or leave the profile out")
-	}
-	if !storeversion.Active() {
-		return errors.New("clientgo: NewConfig: ConfigOptions.Production needs client-go's AtomicFIFO feature gate, which is off (KUBE_FEATURE_AtomicFIFO=false?): " +
-			"the informer stores track no resourceVersion without it, so exact expectations would fall back to the TTL; turn it on or leave the profile out")
+	if err := storeversion.ErrUntracked(pods.Core().V1().Pods().Informer().GetStore()); err != nil {
+		return fmt.Errorf("clientgo: NewConfig: %w", err)
 	}
 	return nil
 }

@@ -138,13 +138,8 @@ func tune[T reconcile.Object](p Production, cfg *reconcile.Config[T], informers 
 	if err != nil {
 		return fmt.Errorf("ctrlruntime: NewConfig: ConfigOptions.Production: %w", err)
 	}
-	if !storeversion.Tracked(pods.store) {
-		return errors.New("ctrlruntime: NewConfig: ConfigOptions.Production needs client-go v0.36 or newer: this build's informer stores track no resourceVersion, " +
-			"so exact expectations would fall back to the TTL; require k8s.io/client-go v0.36+ or leave the profile out")
-	}
-	if !storeversion.Active() {
-		return errors.New("ctrlruntime: NewConfig: ConfigOptions.Production needs client-go's AtomicFIFO feature gate, which is off (KUBE_FEATURE_AtomicFIFO=false?): " +
-			"the informer stores track no resourceVersion without it, so exact expectations would fall back to the TTL; turn it on or leave the profile out")
+	if err := storeversion.ErrUntracked(pods.store); err != nil {
+		return fmt.Errorf("ctrlruntime: NewConfig: %w", err)
 	}
 	cfg.Expectations.Exact = true
 	cfg.StatusInterval = productionStatusInterval

@@ -12,6 +12,7 @@
 package storeversion
 
 import (
+	"errors"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -119,4 +120,22 @@ func minorOf(version string) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// ErrUntracked is the reason both adapters' production profiles give when
+// store, a pod informer's store, tracks no resourceVersion: client-go
+// before v0.36, or its AtomicFIFO feature gate off. Exact expectations
+// would then fall back to the TTL without saying so. It returns nil when
+// the store tracks its version. The caller prefixes it with its package
+// and function.
+func ErrUntracked(store cache.Store) error {
+	if !Tracked(store) {
+		return errors.New("ConfigOptions.Production needs client-go v0.36 or newer: this build's informer stores track no resourceVersion, " +
+			"so exact expectations would fall back to the TTL; require k8s.io/client-go v0.36+ or leave the profile out")
+	}
+	if !Active() {
+		return errors.New("ConfigOptions.Production needs client-go's AtomicFIFO feature gate, which is off (KUBE_FEATURE_AtomicFIFO=false?): " +
+			"the informer stores track no resourceVersion without it, so exact expectations would fall back to the TTL; turn it on or leave the profile out")
+	}
+	return nil
 }

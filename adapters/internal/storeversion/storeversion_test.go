@@ -67,3 +67,20 @@ func TestActiveAtThisClientGo(t *testing.T) {
 	assert.Equal(t, want, storeversion.Active(), "client-go v0.%d: the stores track their version: %v", minor, want)
 	assert.Equal(t, want, storeversion.Tracked(cache.NewStore(cache.MetaNamespaceKeyFunc)), "client-go v0.%d", minor)
 }
+
+// ErrUntracked refuses exactly where the stores track no version: before
+// client-go v0.36 it names the release, with AtomicFIFO off the gate, and
+// it says nothing where versions are tracked.
+func TestErrUntracked(t *testing.T) {
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	err := storeversion.ErrUntracked(store)
+	switch {
+	case !storeversion.Tracked(store):
+		assert.ErrorContains(t, err, "needs client-go v0.36 or newer")
+	case !storeversion.Active():
+		assert.ErrorContains(t, err, "AtomicFIFO feature gate")
+	default:
+		assert.NoError(t, err)
+	}
+	assert.Equal(t, storeversion.Active(), err == nil, "refused exactly when the versions are not tracked")
+}
