@@ -79,7 +79,10 @@
 //
 // The guards (the sync guard, the consistency gate, the fence, the
 // creation breaker) are inside reconcile.Controller.Sync, so the pod step
-// keeps them. Package ctrlruntimetest runs the same function
+// keeps them. Your own writes (the Service, the PDB, the finalizer patch)
+// are not the Controller's: with several replicas behind a Lease, fence
+// them yourself by calling the same func as Config.Fence (adapters/fencing)
+// before each, or a replica that lost its lease can still make them. Package ctrlruntimetest runs the same function
 // (ctrlruntimetest.Options.NewReconciler and Owns), and
 // examples/webapp is such an operator, with its tests.
 package ctrlruntime
