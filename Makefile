@@ -79,7 +79,7 @@ BENCH_UPSTREAM_FILTER ?= ^BenchmarkVs
 # Packages whose tests use rapid; -rapid.* flags are unknown elsewhere.
 RAPID_PKGS    ?= ./internal/podutil/ ./expectations/ ./slowstart/ ./podrank/ ./status/ ./reconcile/
 
-.PHONY: all help test check fmt-check vet vet386 vulncheck staticcheck api-check api-baseline release tidy gomod unit bench fuzz soak scenarios demo lines rbac compat controlplane e2e-test demo-cluster conformance-test conformance operator-test bench-upstream figures compare
+.PHONY: all help test check fmt-check vet vet386 vulncheck staticcheck api-check release tidy gomod unit bench fuzz soak scenarios demo lines rbac compat controlplane e2e-test demo-cluster conformance-test conformance operator-test bench-upstream figures compare
 
 all: test ## the same as make test (the default target)
 
@@ -154,28 +154,28 @@ unit: ## go test -race in the root, adapters, examples and hack/release modules 
 
 # The release tooling (hack/release, a module of its own). apidiff, pinned,
 # compares the API of the library's modules (root, adapters) with the
-# baseline stored under hack/release/api/VERSION (export data written by
-# apidiff -m -w). api-check fails on an incompatible change since the newest
-# baseline unless CHANGELOG.md's "## Unreleased" section names it as
-# package.Name (e.g. reconcile.Config.Gate; a removed package by its path,
-# adapters/metrics). make release VERSION=v… checks a clean tree, a
-# "## v…" section in CHANGELOG.md, the published go.mod files (no replace),
-# that the API is the one stored for that version, and prints the git tag
-# and git push commands; it pushes nothing.
+# baselines stored under hack/release/api/VERSION (export data written by
+# apidiff -m -w). api-check reads CHANGELOG.md's top section, "## Unreleased"
+# or "## vX.Y.Z (to be tagged)", and fails on an incompatible change since
+# the newest baseline (for vX.Y.Z, the newest older than it) that the
+# section does not name as package.Name (e.g. reconcile.Config.Gate; a
+# removed package by its path, adapters/metrics). make release VERSION=v…
+# is the one step that makes a release commit, locally: it checks a clean
+# tree, a "## v… (to be tagged)" section on top, the tags absent, the
+# published go.mod files and the API changes named; writes the baseline
+# hack/release/api/v… from HEAD's own tree (a temporary git worktree);
+# dates the heading "## v… (YYYY-MM-DD)" with HEAD's commit date; commits
+# both; and prints the git tag and git push commands. It pushes nothing.
 APIDIFF       := $(GO) run golang.org/x/exp/cmd/apidiff@v0.0.0-20261113113407-e3970619a1a4
 RELEASE       := $(GO) run -C hack/release .
-API_VERSION   ?= v0.1.0
 VERSION       ?=
 
-api-check: ## apidiff (pinned) of the root and adapters APIs against the newest baseline; CHANGELOG must name incompatible changes
+api-check: ## apidiff (pinned) of the root and adapters APIs against the newest baseline; CHANGELOG's top section must name incompatible changes
 	@$(RELEASE) api-check -apidiff '$(APIDIFF)'
 
-api-baseline: ## write the API baseline hack/release/api/API_VERSION (default v0.1.0) from the working tree
-	$(RELEASE) api-baseline -apidiff '$(APIDIFF)' -version $(API_VERSION)
-
-release: ## check the tree for VERSION (clean, CHANGELOG section, go.mod files, API baseline) and print the tags to push; pushes nothing
-	@test -n "$(VERSION)" || { echo "usage: make release VERSION=v0.1.0"; exit 2; }
-	@$(RELEASE) check -apidiff '$(APIDIFF)' -version $(VERSION)
+release: ## make the release commit for VERSION (checks, API baseline from HEAD's own tree, CHANGELOG heading dated) and print the tag and push commands; pushes nothing
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=v0.2.0"; exit 2; }
+	@$(RELEASE) release -apidiff '$(APIDIFF)' -version $(VERSION)
 
 # go mod tidy and go get do not resolve through go.work's replace, and the
 # adapters and examples require the root module (and the adapters) at a

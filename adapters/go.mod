@@ -6,7 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.2
 	github.com/prometheus/client_golang v1.22.0
 	github.com/prometheus/client_model v0.6.1
-	github.com/reconcilekit/reconcilekit v0.1.0
+	github.com/reconcilekit/reconcilekit v0.2.0
 	github.com/stretchr/testify v1.10.0
 	gopkg.in/evanphx/json-patch.v4 v4.12.0
 	k8s.io/api v0.33.0

@@ -6,8 +6,8 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/google/cel-go v0.29.2
 	github.com/prometheus/client_golang v1.24.0
-	github.com/reconcilekit/reconcilekit v0.1.0
-	github.com/reconcilekit/reconcilekit/adapters v0.1.0
+	github.com/reconcilekit/reconcilekit v0.2.0
+	github.com/reconcilekit/reconcilekit/adapters v0.2.0
 	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2

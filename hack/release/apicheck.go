@@ -53,7 +53,7 @@ func (r apidiffRunner) run(m apiModule, args ...string) (string, error) {
 	if len(r.Command) == 0 {
 		return "", fmt.Errorf("release: no apidiff command")
 	}
-	cmd := exec.Command(r.Command[0], append(append([]string{}, r.Command[1:]...), args...)...)
+	cmd := exec.CommandContext(cmdContext, r.Command[0], append(append([]string{}, r.Command[1:]...), args...)...)
 	cmd.Dir = filepath.Join(r.Repo, m.Dir)
 	gowork := "off"
 	if m.Workspace {
@@ -80,9 +80,16 @@ func filterStderr(s string) string {
 	return strings.Join(keep, "\n")
 }
 
-// writeBaseline writes the baseline of every checked module for version.
-func (r apidiffRunner) writeBaseline(version string) error {
-	dir := filepath.Join(r.Repo, "hack", "release", apiDir, version)
+// baselineDir is the directory of version's API baseline in the
+// repository at repo.
+func baselineDir(repo, version string) string {
+	return filepath.Join(repo, "hack", "release", apiDir, version)
+}
+
+// writeBaseline writes the baseline of every checked module of r's tree,
+// as it is in r.Repo, into dir (make release passes a new directory of a
+// temporary worktree of HEAD).
+func (r apidiffRunner) writeBaseline(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
@@ -94,13 +101,13 @@ func (r apidiffRunner) writeBaseline(version string) error {
 	return nil
 }
 
-// diff compares the working tree's API with the baseline of version.
+// diff compares the API of r's tree with its baseline of version.
 func (r apidiffRunner) diff(version string) ([]apiChange, error) {
 	var all []apiChange
 	for _, m := range apiModules {
-		base := filepath.Join(r.Repo, "hack", "release", apiDir, version, m.File)
+		base := filepath.Join(baselineDir(r.Repo, version), m.File)
 		if _, err := os.Stat(base); err != nil {
-			return nil, fmt.Errorf("release: no API baseline %s (make api-baseline writes it)", base)
+			return nil, fmt.Errorf("release: no API baseline %s (make release writes it)", base)
 		}
 		out, err := r.run(m, "-m", base, m.Path)
 		if err != nil {
@@ -162,28 +169,6 @@ func changeName(c apiChange) string {
 	}
 	obj = strings.NewReplacer("(*", "", "(", "", ")", "").Replace(obj)
 	return pkg + "." + obj
-}
-
-// changelogSection returns the body of CHANGELOG's "## NAME" section (up
-// to the next "## " heading) and whether it exists.
-func changelogSection(changelog, name string) (string, bool) {
-	var body []string
-	in, found := false, false
-	for _, l := range strings.Split(changelog, "\n") {
-		if strings.HasPrefix(l, "## ") {
-			if in {
-				break
-			}
-			if strings.TrimSpace(strings.TrimPrefix(l, "## ")) == name {
-				in, found = true, true
-			}
-			continue
-		}
-		if in {
-			body = append(body, l)
-		}
-	}
-	return strings.Join(body, "\n"), found
 }
 
 // named reports whether section names name: name occurs in it as a whole
@@ -255,4 +240,94 @@ func previousBaseline(vs []string, version string) string {
 		}
 	}
 	return prev
+}
+
+// comparisonBase is the baseline that the API under CHANGELOG's top
+// section is compared with: for "## vX.Y.Z (to be tagged)" the newest
+// baseline older than vX.Y.Z, which must have none of its own yet nor a
+// newer one; for any other top section the newest baseline. A version
+// stored but never tagged ("(never tagged)") is a baseline like any other,
+// the comparison base of the next. "" when there is none.
+func comparisonBase(top heading, vs []string) (string, error) {
+	if top.Kind != toBeTagged {
+		return previousBaseline(vs, ""), nil
+	}
+	for _, v := range vs {
+		if semver.Compare(v, top.Version) >= 0 {
+			return "", fmt.Errorf("release: CHANGELOG.md's top section is \"## %s\" but the API baseline hack/release/api/%s exists: "+
+				"a version is stored by make release, which dates its section", top, v)
+		}
+	}
+	return previousBaseline(vs, top.Version), nil
+}
+
+// namesChanges reports whether the section's body may name API changes:
+// only the sections still open to changes may ("Unreleased", "(to be
+// tagged)"); a released or never-tagged section on top names none, so
+// that a change after a release needs a new section.
+func (h heading) namesChanges() bool {
+	return h.Kind == unreleased || h.Kind == toBeTagged
+}
+
+// checkNamed compares the API of r's tree with the baseline base: every
+// incompatible change must be named (see changeName) in top's body. It
+// returns the summary line to print.
+func checkNamed(r apidiffRunner, base string, top section) (string, error) {
+	changes, err := r.diff(base)
+	if err != nil {
+		return "", err
+	}
+	body := top.Body
+	if !top.namesChanges() {
+		body = ""
+	}
+	incompatible := 0
+	for _, c := range changes {
+		if !c.Compatible {
+			incompatible++
+		}
+	}
+	if bad := unexplained(changes, body); len(bad) > 0 {
+		hint := "name each (as written before the parenthesis) in that section, or undo the change"
+		if !top.namesChanges() {
+			hint = "a released section names no later change: add a \"## Unreleased\" section above it naming each (as written before the parenthesis), or undo the change"
+		}
+		return "", fmt.Errorf("release: api-check: %d incompatible changes since the %s API that CHANGELOG.md's \"## %s\" section does not name:\n  %s\n%s",
+			len(bad), base, top.heading, strings.Join(bad, "\n  "), hint)
+	}
+	return fmt.Sprintf("api-check: %d changes since the %s API (hack/release/api/%s), %d incompatible, each named in CHANGELOG.md's \"## %s\"",
+		len(changes), base, base, incompatible, top.heading), nil
+}
+
+// apiCheck is make api-check: the API of r's tree against the baseline
+// that CHANGELOG.md's top section is compared with (comparisonBase);
+// every incompatible change must be named in that section. With no
+// baseline to compare with there is nothing to check.
+func apiCheck(r apidiffRunner) error {
+	text, err := os.ReadFile(filepath.Join(r.Repo, "CHANGELOG.md"))
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	top, err := topSection(string(text))
+	if err != nil {
+		return err
+	}
+	vs, err := baselines(r.Repo)
+	if err != nil {
+		return err
+	}
+	base, err := comparisonBase(top.heading, vs)
+	if err != nil {
+		return err
+	}
+	if base == "" {
+		fmt.Printf("api-check: no API baseline to compare \"## %s\" with\n", top.heading)
+		return nil
+	}
+	msg, err := checkNamed(r, base, top)
+	if err != nil {
+		return err
+	}
+	fmt.Println(msg)
+	return nil
 }

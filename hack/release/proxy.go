@@ -59,7 +59,7 @@ func (m publishedModule) tag(v string) string {
 // command gives it.
 func buildProxy(repo, version string, mods []publishedModule, out string) error {
 	if !semver.IsValid(version) || semver.Canonical(version) != version {
-		return fmt.Errorf("release: proxy: %q is not a canonical semantic version such as v0.1.0", version)
+		return fmt.Errorf("release: proxy: %q is not a canonical semantic version such as v0.2.0", version)
 	}
 	files, err := gitFiles(repo)
 	if err != nil {

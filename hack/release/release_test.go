@@ -103,7 +103,7 @@ func releaseVersion(t *testing.T, b readmeBlocks) string {
 // machine's module cache (read as a file proxy) or the machine's proxy;
 // the checksum database is not asked about ours (GONOSUMDB) and its
 // answers the machine has cached are copied in. The module
-// cache is a temporary one, so that the test's v0.1.0 never lands in the
+// cache is a temporary one, so that the test's version never lands in the
 // machine's; -trimpath lets the build cache serve the dependencies' builds
 // all the same, from one run to the next and from the rest of make test,
 // which builds with -trimpath too (the Makefile adds it to GOFLAGS): the
@@ -364,17 +364,19 @@ func nearestWork(t *testing.T, repo, dir string) (string, []string) {
 	}
 }
 
-// TestProxyZips: the root module's zip holds none of the nested modules'
-// files, each go.mod is served as is, and the adapters' zip has a LICENSE.
+// TestProxyZips: at README's version, the root module's zip holds none
+// of the nested modules' files, each go.mod is served as is, and the
+// adapters' zip has a LICENSE.
 func TestProxyZips(t *testing.T) {
 	repo := repo(t)
+	version := releaseVersion(t, readme(t, repo))
 	out := t.TempDir()
-	if err := buildProxy(repo, "v0.1.0", published, out); err != nil {
+	if err := buildProxy(repo, version, published, out); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range published {
 		dir := filepath.Join(out, filepath.FromSlash(m.Path), "@v")
-		mod, err := os.ReadFile(filepath.Join(dir, "v0.1.0.mod"))
+		mod, err := os.ReadFile(filepath.Join(dir, version+".mod"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,13 +385,13 @@ func TestProxyZips(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(mod, want) {
-			t.Errorf("%s: v0.1.0.mod differs from %s/go.mod", m.Path, m.Dir)
+			t.Errorf("%s: %s.mod differs from %s/go.mod", m.Path, version, m.Dir)
 		}
-		z, err := zip.OpenReader(filepath.Join(dir, "v0.1.0.zip"))
+		z, err := zip.OpenReader(filepath.Join(dir, version+".zip"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		prefix := m.Path + "@v0.1.0/"
+		prefix := m.Path + "@" + version + "/"
 		names := map[string]bool{}
 		for _, f := range z.File {
 			if !strings.HasPrefix(f.Name, prefix) {

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/reconcilekit/reconcilekit v0.1.0
+	github.com/reconcilekit/reconcilekit v0.2.0
 	github.com/reconcilekit/reconcilekit/adapters v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -8,7 +8,7 @@ replace (
 )
 
 require (
-	github.com/reconcilekit/reconcilekit v0.1.0
+	github.com/reconcilekit/reconcilekit v0.2.0
 	github.com/reconcilekit/reconcilekit/adapters v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
 	k8s.io/api v0.37.2
