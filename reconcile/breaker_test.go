@@ -80,8 +80,8 @@ func (w *stampWorld) nextRV() string {
 }
 
 // client is the world's PodClient: a PodGetter and a PodStamper too.
-func (w *stampWorld) client() reconcile.PodControlFuncs {
-	return reconcile.PodControlFuncs{
+func (w *stampWorld) client() podFuncs {
+	return podFuncs{
 		Stamp: w.stamp,
 		Create: func(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 			w.mu.Lock()
@@ -416,7 +416,7 @@ func TestStrippedPodTheSelectorMissesIsReleased(t *testing.T) {
 func TestExpectationDurationsThatStallAreRejected(t *testing.T) {
 	cases := map[string]func(*reconcile.ExpectationOptions){
 		"negative TTL":         func(e *reconcile.ExpectationOptions) { e.TTL = -1 },
-		"TTL just too long":    func(e *reconcile.ExpectationOptions) { e.TTL = reconcile.MaxExpiry + 1 },
+		"TTL just too long":    func(e *reconcile.ExpectationOptions) { e.TTL = time.Hour + 1 },
 		"TTL too long":         func(e *reconcile.ExpectationOptions) { e.TTL = 1000 * time.Hour },
 		"negative SafetyLimit": func(e *reconcile.ExpectationOptions) { e.SafetyLimit = -time.Minute },
 		"SafetyLimit too long": func(e *reconcile.ExpectationOptions) { e.SafetyLimit = 24 * time.Hour },
@@ -440,7 +440,7 @@ func TestExpectationDurationsThatStallAreRejected(t *testing.T) {
 	cfg.Cluster.CachesSynced = alwaysSynced
 	(&recStatus{}).use(&cfg)
 	cfg.Expectations.TTL = time.Minute
-	cfg.Expectations.SafetyLimit = reconcile.MaxExpiry
+	cfg.Expectations.SafetyLimit = time.Hour
 	_, err := reconcile.NewController(cfg)
 	assert.NoError(t, err)
 }

@@ -88,25 +88,20 @@ type PodsByController interface {
 	ListByController(namespace, kind, name string, uid types.UID) ([]*corev1.Pod, error)
 }
 
-// PodPatcher applies a strategic-merge patch to a pod and returns the
-// patched pod: the [Controller] adopts and releases pods with it (R-9.5,
-// ), through its [PodClient]. A client-go implementation calls Pods(ns).Patch with
-// types.StrategicMergePatchType; a controller-runtime one calls
-// client.Patch with client.RawPatch. Errors should be the client's API
-// errors: NotFound (and, on release, Invalid) are recognized with
-// k8s.io/apimachinery/pkg/api/errors. The pod must not be modified.
-type PodPatcher interface {
-	PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error)
-}
-
 // PodClient creates, deletes and patches pods: one value for every pod
 // write of a [Controller] (the adapters' PodControl types are PodClients).
 // The Manager calls the [PodControl] half; the Controller's claim step calls
-// PatchPod to adopt and release pods. Implementations must be safe for
-// concurrent use.
+// PatchPod to adopt and release pods. Implementations must
+// be safe for concurrent use.
 type PodClient interface {
 	PodControl
-	PodPatcher
+	// PatchPod applies a strategic-merge patch to pod and returns the
+	// patched pod. A client-go implementation calls Pods(ns).Patch with
+	// types.StrategicMergePatchType; a controller-runtime one calls
+	// client.Patch with client.RawPatch. Errors should be the client's
+	// API errors: NotFound (and, on release, Invalid) are recognized with
+	// k8s.io/apimachinery/pkg/api/errors. The pod must not be modified.
+	PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error)
 }
 
 // Cluster is how a [Controller] reads and writes the cluster: the caches it

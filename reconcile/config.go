@@ -148,7 +148,7 @@ func (o RankingOptions) podrank(now time.Time) podrank.Options {
 type ExpectationOptions struct {
 	// TTL is how long a round of pending expectations blocks before it
 	// counts as satisfied. 0 means expectations.DefaultTTL (5 minutes);
-	// NewController rejects a negative TTL and one above MaxExpiry.
+	// NewController rejects a negative TTL and one above an hour.
 	TTL time.Duration
 	// Exact turns on reconcilekit's exact expectations (beyond upstream):
 	// creations tracked by pod key, a failed create's name retried first,
@@ -161,7 +161,7 @@ type ExpectationOptions struct {
 	// cache that is behind the controller's own writes
 	// (expectations.Options.SafetyLimit). 0 means
 	// expectations.DefaultSafetyLimit; NewController rejects a negative
-	// SafetyLimit and one above MaxExpiry.
+	// SafetyLimit and one above an hour.
 	SafetyLimit time.Duration
 }
 
@@ -240,11 +240,10 @@ func (c *Config[T]) validateOptIns() error {
 	return c.Expectations.validate()
 }
 
-// MaxExpiry is the longest duration [ExpectationOptions] accepts for TTL
-// and SafetyLimit: an owner whose pod event
-// was lost waits at most that long before its next round. Upstream's one
-// timeout is 5 minutes.
-const MaxExpiry = time.Hour
+// maxExpiry is the longest duration [ExpectationOptions] accepts for TTL
+// and SafetyLimit: an owner whose pod event was lost waits at most that
+// long before its next round. Upstream's one timeout is 5 minutes.
+const maxExpiry = time.Hour
 
 // validate rejects the durations that would stall an owner or never let
 // its creations be seen, saying what to use instead.
@@ -261,8 +260,8 @@ func (e *ExpectationOptions) validate() error {
 		switch {
 		case f.d < 0:
 			return fmt.Errorf("reconcile: NewController: Config.Expectations.%s is %v: a pending expectation that never waits lets the next sync create again before the cache shows the pods; use a positive duration, or 0 for %s", f.name, f.d, f.zero)
-		case f.d > MaxExpiry:
-			return fmt.Errorf("reconcile: NewController: Config.Expectations.%s is %v, above MaxExpiry (%v): one lost pod event would stall the owner that long; use at most %v, or 0 for %s", f.name, f.d, MaxExpiry, MaxExpiry, f.zero)
+		case f.d > maxExpiry:
+			return fmt.Errorf("reconcile: NewController: Config.Expectations.%s is %v, above the limit of %v: one lost pod event would stall the owner that long; use at most %v, or 0 for %s", f.name, f.d, maxExpiry, maxExpiry, f.zero)
 		}
 	}
 	return nil

@@ -52,7 +52,7 @@ func TestNewControllerRequiresEveryPiece(t *testing.T) {
 		{"Cluster.PodClient", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.PodClient = (*podClient)(nil) }},
 		{"Cluster.StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.StatusWriter = nil }},
 		{"Cluster.StatusWriter", func(c *reconcile.Config[*appsv1.ReplicaSet]) {
-			c.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](nil)
+			c.Cluster.StatusWriter = statusFunc[*appsv1.ReplicaSet](nil)
 		}},
 		{"Cluster.CachesSynced", func(c *reconcile.Config[*appsv1.ReplicaSet]) { c.Cluster.CachesSynced = nil }},
 	} {
@@ -99,7 +99,7 @@ func TestTrapCreateIgnoresGenerateName(t *testing.T) {
 	ignoring := func() reconcile.PodControl {
 		var mu sync.Mutex
 		stored := map[string]bool{}
-		return reconcile.PodControlFuncs{
+		return podFuncs{
 			Create: func(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -137,7 +137,7 @@ func TestTrapCreateIgnoresGenerateName(t *testing.T) {
 // point): it does not look at the pod CreatePod returns, so a PodControl
 // that returns the pod it was given counts as a success.
 func TestManagerAcceptsUnnamedCreatedPods(t *testing.T) {
-	m := &reconcile.Manager{Pods: reconcile.PodControlFuncs{
+	m := &reconcile.Manager{Pods: podFuncs{
 		Create: func(_ context.Context, pod *corev1.Pod) (*corev1.Pod, error) { return pod, nil },
 	}}
 	out, err := m.ManageReplicas(t.Context(), reconcile.ReplicaSetOwner(recRS(3)), nil, nil)

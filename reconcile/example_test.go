@@ -33,8 +33,8 @@ func Example() {
 
 	cfg := reconcile.ReplicaSets() // Kind, Describe and upstream's Status for apps/v1 ReplicaSets
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
-	cfg.Cluster.CachesSynced = func() bool { return true }                                      // the example's maps are complete from the start
-	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus) // UpdateStatus
+	cfg.Cluster.CachesSynced = func() bool { return true } // the example's maps are complete from the start
+	cfg.Cluster.StatusWriter = api                         // UpdateStatus
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)
@@ -50,7 +50,7 @@ func Example() {
 			fmt.Println("retry:", err) // queue.AddRateLimited(key)
 		default:
 			fmt.Printf("satisfied=%t created=%d deleted=%d status.replicas=%d requeueAfter=%v\n",
-				res.Satisfied, len(res.Outcome.Created), len(res.Outcome.Deleted), api.owners["web"].Status.Replicas, res.RequeueAfter)
+				res.Expectations.Satisfied, len(res.Outcome.Created), len(res.Outcome.Deleted), api.owners["web"].Status.Replicas, res.RequeueAfter)
 		}
 	}
 
@@ -125,11 +125,7 @@ func ExampleNewController_customResource() {
 			PodClient: api,
 			// The example's maps are complete from the start.
 			CachesSynced: func() bool { return true },
-			StatusWriter: reconcile.StatusWriterFunc[*exPodSet](func(_ context.Context, next *exPodSet) (*exPodSet, error) {
-				fmt.Printf("status written: replicas=%d ready=%d conditions=%d\n", next.StatusReplicas, next.ReadyReplicas, len(next.Conditions))
-				owners[next.Name] = next // the API server's answer
-				return next, nil
-			}),
+			StatusWriter: owners, // exPodSets.WriteStatus
 		},
 	})
 	if err != nil {
@@ -139,7 +135,7 @@ func ExampleNewController_customResource() {
 	fmt.Println(len(res.Outcome.Created), err)
 	api.deliver(ctrl.PodAdded)
 	res, err = ctrl.Sync(ctx, "default/cache")
-	fmt.Println(res.Satisfied, len(res.Active), err)
+	fmt.Println(res.Expectations.Satisfied, len(res.Active), err)
 	// Output:
 	// 2 <nil>
 	// status written: replicas=2 ready=0 conditions=0
@@ -156,7 +152,7 @@ func ExampleErrTerminal() {
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
 	cfg.Cluster.CachesSynced = func() bool { return true } // the example's maps are complete from the start
-	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
+	cfg.Cluster.StatusWriter = api
 	ctrl, _ := reconcile.NewController(cfg)
 	_, err := ctrl.Sync(context.Background(), "default/web")
 	fmt.Println(errors.Is(err, reconcile.ErrTerminal))
@@ -180,7 +176,7 @@ func ExampleOwner_Validate() {
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
 	cfg.Cluster.CachesSynced = func() bool { return true } // the example's maps are complete from the start
-	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
+	cfg.Cluster.StatusWriter = api
 	ctrl, err := reconcile.NewController(cfg)
 	if err != nil {
 		panic(err)
@@ -206,7 +202,7 @@ func ExampleCacheVersions() {
 	cfg := reconcile.ReplicaSets()
 	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = exOwners{api}, api, podClient{api, api}
 	cfg.Cluster.CachesSynced = func() bool { return true } // the example's maps are complete from the start
-	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](api.updateStatus)
+	cfg.Cluster.StatusWriter = api
 	// client-go: podInformer.GetIndexer().LastStoreSyncResourceVersion
 	cfg.Cluster.CacheVersions.Pods = api.cacheVersion
 	ctrl, err := reconcile.NewController(cfg)
@@ -377,9 +373,9 @@ func (a *exAPI) scale(name string, replicas int32) {
 	a.owners[name] = rs
 }
 
-// updateStatus is UpdateStatus: it stores next's status and returns the
-// stored object.
-func (a *exAPI) updateStatus(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+// WriteStatus is UpdateStatus (a reconcile.StatusWriter): it stores next's
+// status and returns the stored object.
+func (a *exAPI) WriteStatus(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	rs := a.owners[next.Name].DeepCopy()
@@ -415,7 +411,7 @@ func (p *exPodSet) DeepCopy() *exPodSet {
 
 func (p *exPodSet) DeepCopyObject() runtime.Object { return p.DeepCopy() }
 
-// exPodSets is the Owners of exPodSets, by name.
+// exPodSets is the Owners and the StatusWriter of exPodSets, by name.
 type exPodSets map[string]*exPodSet
 
 func (s exPodSets) Get(_, name string) (*exPodSet, error) {
@@ -435,4 +431,11 @@ func (s exPodSets) List(string) ([]*exPodSet, error) {
 
 func (s exPodSets) GetLive(_ context.Context, ns, name string) (*exPodSet, error) {
 	return s.Get(ns, name)
+}
+
+// WriteStatus stores next, as the API server's answer to a status update.
+func (s exPodSets) WriteStatus(_ context.Context, next *exPodSet) (*exPodSet, error) {
+	fmt.Printf("status written: replicas=%d ready=%d conditions=%d\n", next.StatusReplicas, next.ReadyReplicas, len(next.Conditions))
+	s[next.Name] = next
+	return next, nil
 }

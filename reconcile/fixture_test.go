@@ -391,30 +391,35 @@ func recOwnerMeta(name string) *metav1.ObjectMeta {
 // StatusWriter fails if called.
 func noStatus(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 	cfg.Status = func(*appsv1.ReplicaSet, reconcile.SyncResult) (*appsv1.ReplicaSet, bool) { return nil, false }
-	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+	cfg.Cluster.StatusWriter = statusFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 		return nil, errors.New("test: unexpected status write")
 	})
 }
 
-// podClient joins a PodControl and a PodPatcher into the one
+// podPatcher is the PatchPod half of a reconcile.PodClient.
+type podPatcher interface {
+	PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error)
+}
+
+// podClient joins a PodControl and a patcher into the one
 // reconcile.PodClient of Config.Cluster.
 type podClient struct {
 	reconcile.PodControl
-	reconcile.PodPatcher
+	podPatcher
 }
 
 // withControl returns pc with its create and delete calls replaced by
 // control's, keeping its patches.
 func withControl(pc reconcile.PodClient, control reconcile.PodControl) reconcile.PodClient {
-	return podClient{PodControl: control, PodPatcher: pc}
+	return podClient{PodControl: control, podPatcher: pc}
 }
 
 // withPatcher returns pc with its patches replaced by patcher's.
-func withPatcher(pc reconcile.PodClient, patcher reconcile.PodPatcher) reconcile.PodClient {
-	return podClient{PodControl: pc, PodPatcher: patcher}
+func withPatcher(pc reconcile.PodClient, patcher podPatcher) reconcile.PodClient {
+	return podClient{PodControl: pc, podPatcher: patcher}
 }
 
-// patchFunc adapts a function to a reconcile.PodPatcher.
+// patchFunc adapts a function to a podPatcher.
 type patchFunc func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error)
 
 func (f patchFunc) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
@@ -441,3 +446,50 @@ func (c liveClient) GetPod(_ context.Context, namespace, name string) (*corev1.P
 // alwaysSynced is Cluster.CachesSynced for the tests' caches, which hold
 // everything from the start.
 func alwaysSynced() bool { return true }
+
+// podFuncs adapts functions to a reconcile.PodClient, a reconcile.PodGetter
+// and a reconcile.PodStamper, for tests whose pod client is a few lines. A
+// nil Create, Delete or Patch fails its call; a nil Get answers
+// errors.ErrUnsupported (no live read); a nil Stamp stamps nothing.
+type podFuncs struct {
+	Create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)
+	Delete func(ctx context.Context, pod *corev1.Pod) error
+	Patch  func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error)
+	Get    func(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	Stamp  map[string]string
+}
+
+func (f podFuncs) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	if f.Create == nil {
+		return nil, errors.New("test: podFuncs.Create is nil")
+	}
+	return f.Create(ctx, pod)
+}
+
+func (f podFuncs) DeletePod(ctx context.Context, pod *corev1.Pod) error {
+	if f.Delete == nil {
+		return errors.New("test: podFuncs.Delete is nil")
+	}
+	return f.Delete(ctx, pod)
+}
+
+func (f podFuncs) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
+	if f.Patch == nil {
+		return nil, errors.New("test: podFuncs.Patch is nil")
+	}
+	return f.Patch(ctx, pod, data)
+}
+
+func (f podFuncs) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	if f.Get == nil {
+		return nil, fmt.Errorf("test: podFuncs.Get is nil: %w", errors.ErrUnsupported)
+	}
+	return f.Get(ctx, namespace, name)
+}
+
+func (f podFuncs) PodStamp() map[string]string { return f.Stamp }
+
+// statusFunc adapts a function to a reconcile.StatusWriter.
+type statusFunc[T reconcile.Object] func(ctx context.Context, next T) (T, error)
+
+func (f statusFunc[T]) WriteStatus(ctx context.Context, next T) (T, error) { return f(ctx, next) }

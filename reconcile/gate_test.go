@@ -582,7 +582,7 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			lists++
 			return informerPods(c).List(ns)
 		})
-		cfg.Cluster.PodClient = reconcile.PodControlFuncs{
+		cfg.Cluster.PodClient = podFuncs{
 			Create: func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 				p, err := c.Client.CreatePod(ctx, pod)
 				if err == nil {
@@ -608,7 +608,7 @@ func TestPropertyGateDefersExactlyWhenACacheIsBehind(t *testing.T) {
 			model.wrote(&model.owners, cached.ResourceVersion) // skipped: the cached owner's version
 			return nil, false
 		}
-		cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+		cfg.Cluster.StatusWriter = statusFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 			ownerRV++
 			out := next.DeepCopy()
 			out.ResourceVersion = strconv.FormatInt(ownerRV, 10)

@@ -340,7 +340,7 @@ func leanSync(t testing.TB, pods []*corev1.Pod, replicas int32, exact bool) lean
 		if err != nil {
 			v.Err += err.Error() + ";"
 		}
-		v.Satisfied, v.Managed, v.Deleting = v.Satisfied || res.Satisfied, v.Managed || res.Managed, v.Deleting || res.Deleting
+		v.Satisfied, v.Managed, v.Deleting = v.Satisfied || res.Expectations.Satisfied, v.Managed || res.Managed, v.Deleting || res.Deleting
 		v.Diff += res.Diff
 		v.Counts = append(v.Counts, res.Counts)
 		v.Expectations = append(v.Expectations, fmt.Sprint(res.Expectations))

@@ -2,8 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -33,50 +31,6 @@ type PodControl interface {
 	DeletePod(ctx context.Context, pod *corev1.Pod) error
 }
 
-// PodControlFuncs adapts functions to a [PodClient] (and so a
-// [PodControl]), a [PodGetter] and a [PodStamper]. A nil Create, Delete or
-// Patch makes the corresponding call fail with an error; a nil Get makes
-// GetPod fail with an error wrapping errors.ErrUnsupported (no live read);
-// a nil Stamp stamps nothing. Stamp only declares what Create adds: the
-// functions are called as they are.
-type PodControlFuncs struct {
-	Create func(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error)              // CreatePod calls it
-	Delete func(ctx context.Context, pod *corev1.Pod) error                             // DeletePod calls it
-	Patch  func(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) // PatchPod calls it
-	Get    func(ctx context.Context, namespace, name string) (*corev1.Pod, error)       // GetPod calls it
-	Stamp  map[string]string                                                            // PodStamp returns it
-}
-
-var (
-	_ PodClient  = PodControlFuncs{}
-	_ PodGetter  = PodControlFuncs{}
-	_ PodStamper = PodControlFuncs{}
-)
-
-// CreatePod calls f.Create.
-func (f PodControlFuncs) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
-	if f.Create == nil {
-		return nil, errors.New("reconcile: PodControlFuncs.Create is nil")
-	}
-	return f.Create(ctx, pod)
-}
-
-// DeletePod calls f.Delete.
-func (f PodControlFuncs) DeletePod(ctx context.Context, pod *corev1.Pod) error {
-	if f.Delete == nil {
-		return errors.New("reconcile: PodControlFuncs.Delete is nil")
-	}
-	return f.Delete(ctx, pod)
-}
-
-// PatchPod calls f.Patch.
-func (f PodControlFuncs) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) (*corev1.Pod, error) {
-	if f.Patch == nil {
-		return nil, errors.New("reconcile: PodControlFuncs.Patch is nil")
-	}
-	return f.Patch(ctx, pod, data)
-}
-
 // PodStamper is a [PodClient] that adds labels of its own to every pod it
 // creates (the adapters' PodControl.Labels, for a pod cache restricted to
 // them, docs/rules.md ). A [Controller] whose Config.Cluster.PodClient
@@ -103,17 +57,6 @@ type PodStamper interface {
 type PodGetter interface {
 	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
-
-// GetPod calls f.Get.
-func (f PodControlFuncs) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	if f.Get == nil {
-		return nil, fmt.Errorf("reconcile: PodControlFuncs.Get is nil: %w", errors.ErrUnsupported)
-	}
-	return f.Get(ctx, namespace, name)
-}
-
-// PodStamp returns f.Stamp.
-func (f PodControlFuncs) PodStamp() map[string]string { return f.Stamp }
 
 // stampOf returns the labels c declares it stamps on created pods, nil when
 // it is not a [PodStamper].

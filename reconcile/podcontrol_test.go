@@ -160,24 +160,3 @@ func recSeqNames() func(prefix string) string {
 		return prefix + strconv.Itoa(n-1)
 	}
 }
-
-func TestPodControlFuncs(t *testing.T) {
-	var zero reconcile.PodControlFuncs
-	_, err := zero.CreatePod(context.Background(), &corev1.Pod{})
-	assert.ErrorContains(t, err, "reconcile: PodControlFuncs.Create is nil")
-	assert.ErrorContains(t, zero.DeletePod(context.Background(), &corev1.Pod{}), "reconcile: PodControlFuncs.Delete is nil")
-
-	var deleted string
-	f := reconcile.PodControlFuncs{
-		Create: func(_ context.Context, p *corev1.Pod) (*corev1.Pod, error) { return p, nil },
-		Delete: func(_ context.Context, p *corev1.Pod) error { deleted = p.Name; return nil },
-	}
-	in := &corev1.Pod{}
-	out, err := f.CreatePod(context.Background(), in)
-	require.NoError(t, err)
-	assert.Same(t, in, out)
-	victim := &corev1.Pod{}
-	victim.Name = "x"
-	require.NoError(t, f.DeletePod(context.Background(), victim))
-	assert.Equal(t, "x", deleted)
-}

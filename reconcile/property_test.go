@@ -55,7 +55,7 @@ func TestPropertyRoundsSatisfiedByEvents(t *testing.T) {
 			if err != nil && res.ManageErr == nil || errors.Is(err, reconcile.ErrTerminal) {
 				t.Fatalf("sync: %v", err)
 			}
-			if r := res.Expectations.Resolution; res.Satisfied && r != expectations.Fulfilled && r != expectations.NoRecord {
+			if r := res.Expectations.Resolution; res.Expectations.Satisfied && r != expectations.Fulfilled && r != expectations.NoRecord {
 				t.Fatalf("satisfied by %s, not by observed events", r)
 			}
 		}

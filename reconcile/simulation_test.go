@@ -371,7 +371,7 @@ func (s *simState) sync() {
 			s.orphanAdopted = true
 		}
 	}
-	if !res.Satisfied {
+	if !res.Expectations.Satisfied {
 		s.blocked++
 	}
 	if expired {

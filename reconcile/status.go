@@ -33,16 +33,6 @@ type StatusWriter[T Object] interface {
 	WriteStatus(ctx context.Context, next T) (T, error)
 }
 
-// StatusWriterFunc adapts a function to a [StatusWriter].
-type StatusWriterFunc[T Object] func(ctx context.Context, next T) (T, error)
-
-// WriteStatus calls f.
-func (f StatusWriterFunc[T]) WriteStatus(ctx context.Context, next T) (T, error) {
-	return f(ctx, next)
-}
-
-var _ StatusWriter[*appsv1.ReplicaSet] = StatusWriterFunc[*appsv1.ReplicaSet](nil)
-
 // ReplicaSetStatus returns the [StatusFunc] of upstream's ReplicaSet
 // controller, which [ReplicaSets] sets: the status is [status.Calculate]d
 // from res.Active, res.Terminating, res.ManageErr and res.Now with opts;

@@ -64,7 +64,7 @@ func TestStatusStep(t *testing.T) {
 			var writes atomic.Int32
 			g := newGateRig(t, 0, nil, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
 				cfg.Status = tc.status
-				cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+				cfg.Cluster.StatusWriter = statusFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 					writes.Add(1)
 					return tc.answer(next), nil
 				})

@@ -21,8 +21,8 @@ import (
 
 // SyncResult reports what [Controller.Sync] saw and did. Config.Status
 // receives it (StatusWritten, Written and RequeueAfter still zero) to
-// compute the status; Sync returns it complete. Its slices are new; the pods in them are the caller's, or
-// the PodControl's and PodPatcher's returns.
+// compute the status; Sync returns it complete. Its slices are new; the
+// pods in them are the caller's, or the [PodClient]'s returns.
 type SyncResult struct {
 	// Owner is what Config.Describe said about the owner, with Key, Object
 	// and Kind filled in.
@@ -31,14 +31,11 @@ type SyncResult struct {
 	// are counted but neither created, deleted, adopted nor released
 	//
 	Deleting bool
-	// Satisfied is the expectations check made before the pods were read
-	//
-	Satisfied bool
-	// Expectations is that check in full: why the owner is or is not
-	// satisfied, e.g. Expired or ResolvedByEvidence, and the pending counts
-	// at that moment.
+	// Expectations is the expectations check made before the pods were
+	// read: whether the owner was Satisfied, why (e.g. Expired or
+	// ResolvedByEvidence), and the pending counts at that moment.
 	Expectations expectations.Status
-	// Adopted are the orphans adopted in this sync, as the PodPatcher
+	// Adopted are the orphans adopted in this sync, as the PodClient's PatchPod
 	// returned them; Released are the owner's pods released because they
 	// stopped matching the selector.
 	Adopted, Released []*corev1.Pod
@@ -50,8 +47,8 @@ type SyncResult struct {
 	// Diff is len(Active) − Owner.Replicas, the diff a status condition
 	// reason is chosen by (R-8.4, status.SetReplicaFailure).
 	Diff int
-	// Managed reports that the manage step ran: Satisfied and not Deleting
-	// . Outcome and ManageErr are its results.
+	// Managed reports that the manage step ran: Expectations.Satisfied and
+	// not Deleting. Outcome and ManageErr are its results.
 	Managed bool
 	// Outcome is what the manage step did; the zero Outcome when it did
 	// not run.
@@ -73,7 +70,7 @@ type SyncResult struct {
 	Now time.Time
 	// Restamped are the owner's pods that had left its pod cache without
 	// being deleted and lost a label its pod client stamps, which this
-	// sync put back, as the PodPatcher returned them. They are not
+	// sync put back, as PatchPod returned them. They are not
 	// replaced while they exist.
 	Restamped []*corev1.Pod
 	// StatusWritten reports that Config.Status asked for a write and
@@ -152,7 +149,7 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	// before the pods are read, so that a pod observed in between
 	// cannot be missed.
 	check := c.tracker.Check(key)
-	res := SyncResult{Satisfied: check.Satisfied, Expectations: check, Deleting: obj.GetDeletionTimestamp() != nil}
+	res := SyncResult{Expectations: check, Deleting: obj.GetDeletionTimestamp() != nil}
 
 	o, err := c.describe(key, obj)
 	if err != nil {
@@ -195,7 +192,7 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		noCreate = stopped
 	}
 
-	if res.Satisfied && !res.Deleting {
+	if res.Expectations.Satisfied && !res.Deleting {
 		var related []*corev1.Pod
 		if res.Diff > 0 {
 			related, res.RelatedErr = c.related(ctx, obj, &o)

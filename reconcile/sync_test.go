@@ -38,7 +38,7 @@ func TestSyncChecksExpectationsBeforeListing(t *testing.T) {
 	c.Tracker().ExpectCreations("default/web", 1)
 	res, err := c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
-	assert.False(t, res.Satisfied)
+	assert.False(t, res.Expectations.Satisfied)
 	assert.False(t, res.Managed)
 	assert.Empty(t, c.control.creates(), "no second create for the same replica")
 }
@@ -134,7 +134,7 @@ func TestSync(t *testing.T) {
 				require.NoError(t, res.ManageErr)
 			}
 			assert.Equal(t, tc.deleting, res.Deleting, "Deleting")
-			assert.Equal(t, tc.wantSatisfed, res.Satisfied, "Satisfied")
+			assert.Equal(t, tc.wantSatisfed, res.Expectations.Satisfied, "Satisfied")
 			assert.Equal(t, tc.wantManaged, res.Managed, "Managed")
 			assert.Len(t, c.control.creates(), tc.wantCreates, "creates")
 			assert.Equal(t, tc.wantActive, recNilIfEmpty(recKeys(res.Active)), "Active")
@@ -177,7 +177,7 @@ func TestSyncClockReadings(t *testing.T) {
 					assert.Equal(t, t0, res.Now)
 					return rs.DeepCopy(), true
 				}
-				cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+				cfg.Cluster.StatusWriter = statusFunc[*appsv1.ReplicaSet](func(_ context.Context, next *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 					clock.Step(tc.write)
 					return next, nil
 				})
@@ -397,13 +397,13 @@ func TestSyncTrackerUsesConfigClock(t *testing.T) {
 	clock.Step(5 * time.Minute)
 	res, err := c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
-	assert.False(t, res.Satisfied, "exactly 5m old is not expired")
+	assert.False(t, res.Expectations.Satisfied, "exactly 5m old is not expired")
 	assert.Equal(t, expectations.Waiting, res.Expectations.Resolution)
 
 	clock.Step(time.Nanosecond)
 	res, err = c.Sync(t.Context(), "default/web")
 	require.NoError(t, err)
-	assert.True(t, res.Satisfied)
+	assert.True(t, res.Expectations.Satisfied)
 	assert.Equal(t, expectations.Expired, res.Expectations.Resolution)
 	assert.Len(t, c.control.creates(), 2, "the expired round lets the sync create again, as upstream")
 }

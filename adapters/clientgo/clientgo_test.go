@@ -163,7 +163,7 @@ func TestMissingPodHandlerStalls(t *testing.T) {
 		return !errors.As(err, &stale)
 	}, "a sync not deferred by the gate")
 	require.NoError(t, err)
-	assert.False(t, res.Satisfied, "creations never observed: the owner waits for the expiry")
+	assert.False(t, res.Expectations.Satisfied, "creations never observed: the owner waits for the expiry")
 }
 
 // Orphans matching the selector are adopted; owned pods that stop matching

@@ -24,8 +24,8 @@ const (
 	FailedDelete     = "FailedDelete"
 )
 
-// PodControl is the client-go [reconcile.PodControl],
-// [reconcile.PodPatcher], [reconcile.PodStamper] and [reconcile.PodGetter]:
+// PodControl is the client-go [reconcile.PodClient],
+// [reconcile.PodStamper] and [reconcile.PodGetter]:
 // it creates, deletes, patches and reads pods with Client and records an
 // event on the pod's controller for every create and delete outcome
 // FailedCreate (not when the namespace is terminating),
@@ -63,8 +63,7 @@ type PodControl struct {
 }
 
 var (
-	_ reconcile.PodControl    = PodControl{}
-	_ reconcile.PodPatcher    = PodControl{}
+	_ reconcile.PodClient     = PodControl{}
 	_ reconcile.BatchReporter = PodControl{}
 	_ reconcile.PodStamper    = PodControl{}
 	_ reconcile.PodGetter     = PodControl{}

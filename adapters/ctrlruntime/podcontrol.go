@@ -16,8 +16,8 @@ import (
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
-// PodControl is the controller-runtime [reconcile.PodControl],
-// [reconcile.PodPatcher], [reconcile.PodStamper] and [reconcile.PodGetter]:
+// PodControl is the controller-runtime [reconcile.PodClient],
+// [reconcile.PodStamper] and [reconcile.PodGetter]:
 // it creates, deletes and patches pods through Client, reads them live
 // through APIReader, and records an event on the pod's controller for
 // every create and delete outcome: FailedCreate (not when the
@@ -63,8 +63,7 @@ type PodControl struct {
 }
 
 var (
-	_ reconcile.PodControl    = PodControl{}
-	_ reconcile.PodPatcher    = PodControl{}
+	_ reconcile.PodClient     = PodControl{}
 	_ reconcile.BatchReporter = PodControl{}
 	_ reconcile.PodStamper    = PodControl{}
 	_ reconcile.PodGetter     = PodControl{}

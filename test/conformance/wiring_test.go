@@ -65,16 +65,23 @@ func eventsOnlyConfig(rsLister appslisters.ReplicaSetLister, podLister coreliste
 	cfg.Cluster.Owners = rsOwners{lister: rsLister}
 	cfg.Cluster.Pods = listerPods{lister: podLister}
 	cfg.Cluster.CachesSynced = func() bool { return true } // the listers are filled before the first event
-	cfg.Cluster.PodClient = reconcile.PodControlFuncs{
-		Patch: func(context.Context, *corev1.Pod, []byte) (*corev1.Pod, error) {
-			return nil, errNoWrites
-		},
-	}
-	cfg.Cluster.StatusWriter = reconcile.StatusWriterFunc[*appsv1.ReplicaSet](func(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
-		return nil, errNoWrites
-	})
+	cfg.Cluster.PodClient = noWrites{}
+	cfg.Cluster.StatusWriter = noWrites{}
 	cfg.Clock = clock
 	return cfg
+}
+
+// noWrites is a reconcile.PodClient and a ReplicaSet StatusWriter whose
+// every call fails with errNoWrites.
+type noWrites struct{}
+
+func (noWrites) CreatePod(context.Context, *corev1.Pod) (*corev1.Pod, error) { return nil, errNoWrites }
+func (noWrites) DeletePod(context.Context, *corev1.Pod) error                { return errNoWrites }
+func (noWrites) PatchPod(context.Context, *corev1.Pod, []byte) (*corev1.Pod, error) {
+	return nil, errNoWrites
+}
+func (noWrites) WriteStatus(context.Context, *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+	return nil, errNoWrites
 }
 
 // upstreamField returns a pointer to the unexported field name of the real

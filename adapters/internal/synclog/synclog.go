@@ -79,7 +79,7 @@ func action(res reconcile.SyncResult, err error) string {
 		return "none"
 	case res.Deleting:
 		return "count-only" // the owner is being deleted
-	case !res.Satisfied:
+	case !res.Expectations.Satisfied:
 		return "wait" // expectations pending
 	case res.Outcome.Diff < 0:
 		return "create"

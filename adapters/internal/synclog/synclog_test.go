@@ -43,7 +43,7 @@ func TestSyncLines(t *testing.T) {
 	gate := &sentinel{"reconcile: owner ns/a: sync deferred: the pods cache is behind", []error{reconcile.ErrDeferred, stale}}
 	notSynced := &sentinel{"reconcile: owner ns/a: sync deferred: the informer caches have not synced yet", []error{reconcile.ErrDeferred, reconcile.ErrNotSynced}}
 	invalid := &sentinel{"reconcile: owner ns/a: invalid spec: spec.template.metadata.labels: Invalid value", []error{reconcile.ErrInvalidSpec, reconcile.ErrTerminal}}
-	created := reconcile.SyncResult{Owner: reconcile.Owner{Key: "ns/a"}, Satisfied: true, Managed: true,
+	created := reconcile.SyncResult{Owner: reconcile.Owner{Key: "ns/a"}, Expectations: expectations.Status{Satisfied: true}, Managed: true,
 		Outcome: reconcile.Outcome{Diff: -500, Expected: 500, Created: make([]*corev1.Pod, 500)}}
 	expired := created
 	expired.Expectations = expectations.Status{Satisfied: true, Resolution: expectations.Expired, Adds: 2, Age: 6 * time.Minute}
