@@ -420,3 +420,24 @@ func TestProxyZips(t *testing.T) {
 		t.Error("buildProxy accepted version v0.1")
 	}
 }
+
+// The repository's own CHANGELOG.md follows the conventions make release
+// checks, so that a release is refused only for what changed since the
+// last run of make test: every heading of one of the four forms, the top
+// one open (Unreleased or to be tagged), one section per version.
+func TestRepositoryChangelogParses(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(repo(t), "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections, err := changelogSections(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sections) == 0 {
+		t.Fatal("CHANGELOG.md has no sections")
+	}
+	if k := sections[0].Kind; k != unreleased && k != toBeTagged {
+		t.Errorf("CHANGELOG.md's top section is %q; want Unreleased or (%s) while changes are made", sections[0].String(), toBeTaggedNote)
+	}
+}
