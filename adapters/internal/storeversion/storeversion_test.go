@@ -1,6 +1,9 @@
 package storeversion_test
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +86,30 @@ func TestErrUntracked(t *testing.T) {
 		assert.NoError(t, err)
 	}
 	assert.Equal(t, storeversion.Active(), err == nil, "refused exactly when the versions are not tracked")
+}
+
+// With client-go's AtomicFIFO gate turned off through its environment
+// variable, Active is false and ErrUntracked names the gate: a production
+// profile is refused at construction rather than running without the
+// versions it relies on. Before client-go v0.36 the stores track nothing
+// and the release is named instead. The environment is read once per
+// process, so the check runs in a child process of this test binary.
+func TestErrUntrackedWithAtomicFIFOOff(t *testing.T) {
+	if os.Getenv("STOREVERSION_TEST_CHILD") == "1" {
+		fmt.Printf("active=%t\n", storeversion.Active())
+		fmt.Printf("err=%v\n", storeversion.ErrUntracked(cache.NewStore(cache.MetaNamespaceKeyFunc)))
+		return
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestErrUntrackedWithAtomicFIFOOff$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STOREVERSION_TEST_CHILD=1", "KUBE_FEATURE_AtomicFIFO=false")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "active=false", "KUBE_FEATURE_AtomicFIFO=false turns the stores' versions off")
+	minor, ok := storeversion.ClientGoMinor()
+	require.True(t, ok, "the test binary names its k8s.io/client-go version")
+	if minor >= storeversion.TrackedFrom {
+		assert.Contains(t, string(out), "needs client-go's AtomicFIFO feature gate, which is off")
+	} else {
+		assert.Contains(t, string(out), "needs client-go v0.36 or newer")
+	}
 }
