@@ -90,12 +90,18 @@ help: ## this list: every target, one line each
 		sed -n 's/^\([a-z][a-z0-9-]*\):.*## \(.*\)$$/  make \1|\2/p' | \
 		awk -F'|' '{ printf "%-24s %s\n", $$1, $$2 }'
 
-test: fmt-check vet vet386 staticcheck vulncheck api-check unit compat conformance-test e2e-test ## what CI runs: fmt-check vet vet386 staticcheck vulncheck api-check unit compat conformance-test e2e-test
+test: fmt-check vet vet386 staticcheck vulncheck api-check compat unit conformance-test e2e-test ## what CI runs: fmt-check vet vet386 staticcheck vulncheck api-check compat unit conformance-test e2e-test
 
 # The inner loop: make test without the real control plane (e2e-test), the
-# differential tests against k8s.io/kubernetes (conformance-test) and the
-# supported ranges (compat). Its warm cost is in docs/development.md.
-check: fmt-check vet vet386 staticcheck vulncheck api-check unit ## make test without e2e-test, conformance-test and compat: the fast inner loop (≤ 3 min warm)
+# differential tests against k8s.io/kubernetes (conformance-test), the
+# supported ranges (compat), the 32-bit vet and govulncheck, and with less
+# of unit: reconcile's two model tests at CHECK_SAFETY_CASES cases instead
+# of 50,000, and -short (which skips the install test from a file proxy and
+# shortens reconcile's simulations). Its warm cost is in docs/development.md.
+CHECK_SAFETY_CASES ?= 5000
+check: fmt-check vet staticcheck api-check ## the fast inner loop (≤ 3 min warm): fmt-check, vet, staticcheck, api-check, and unit with -short and the model tests at CHECK_SAFETY_CASES (5000) cases
+	@$(MAKE) --no-print-directory unit UNIT_FLAGS=-short \
+		UNIT_MODEL_ARGS='-safety.cases=$(CHECK_SAFETY_CASES) -configsafety.cases=$(CHECK_SAFETY_CASES)'
 
 fmt-check: ## gofmt check of every Go file, and a help line on every target
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -137,20 +143,24 @@ staticcheck: ## staticcheck (pinned) in every module
 # (which skips them), so that both cores work; then the other modules.
 MODEL_TESTS   := TestModelSafeWithAnyOwner TestModelNeverRunsAway
 MODEL_TESTS_RE := ^(TestModelSafeWithAnyOwner|TestModelNeverRunsAway)$$
+# UNIT_FLAGS go to every go test of unit; UNIT_MODEL_ARGS to the two model
+# tests' processes (check sets both).
+UNIT_FLAGS      ?=
+UNIT_MODEL_ARGS ?=
 UNIT_DIR      := .cache/unit
 unit: ## go test -race in the root, adapters, examples and hack/release modules (the last installs README's modules from a file proxy)
 	@echo "go test -race (.; reconcile's $(MODEL_TESTS) in processes of their own beside it)"
 	@mkdir -p $(UNIT_DIR) && $(GO) test -race -c -o $(UNIT_DIR)/reconcile.test ./reconcile/
 	@bin=$$(pwd)/$(UNIT_DIR)/reconcile.test; pids=; \
 	for t in $(MODEL_TESTS); do \
-		(cd reconcile && $$bin -test.run "^$$t\$$" -test.count 1 -test.timeout $(UNIT_TIMEOUT) > ../$(UNIT_DIR)/$$t.out 2>&1 \
+		(cd reconcile && $$bin -test.run "^$$t\$$" -test.count 1 -test.timeout $(UNIT_TIMEOUT) $(UNIT_MODEL_ARGS) > ../$(UNIT_DIR)/$$t.out 2>&1 \
 			&& echo "ok  	reconcile $$t" || { cat ../$(UNIT_DIR)/$$t.out; echo "FAIL	reconcile $$t"; exit 1; }) & pids="$$pids $$!"; \
 	done; \
 	failed=0; \
-	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) -skip '$(MODEL_TESTS_RE)' ./... || failed=1; \
+	$(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $(UNIT_FLAGS) -skip '$(MODEL_TESTS_RE)' ./... || failed=1; \
 	for p in $$pids; do wait $$p || failed=1; done; \
 	exit $$failed
-	@for m in $(filter-out . $(E2E_MODULES),$(MODULES)); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) ./...) || exit 1; done
+	@for m in $(filter-out . $(E2E_MODULES),$(MODULES)); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $(UNIT_FLAGS) ./...) || exit 1; done
 
 # The release tooling (hack/release, a module of its own). apidiff, pinned,
 # compares the API of the library's modules (root, adapters) with the

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +216,12 @@ func TestInstallFromFileProxy(t *testing.T) {
 		if !slices.ContainsFunc(f.Require, func(r *modfile.Require) bool { return r.Mod.Path == p && r.Mod.Version == version }) {
 			t.Errorf("after README's install lines, go.mod does not require %s %s:\n%s", p, version, gomod)
 		}
+	}
+	built := run("go", "list", "-deps", "-test", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", "./...")
+	if bad := unsharedModules(built, consumerModules(t, goTool, filepath.Join(repo, sharedConsumer))); len(bad) > 0 {
+		t.Errorf("the quick starts build modules at versions %s does not select, so a cold make test compiles them twice "+
+			"(docs/development.md#what-make-test-runs-once): align README's install lines with its go.mod, or its go.mod with them:\n  %s",
+			sharedConsumer, strings.Join(bad, "\n  "))
 	}
 	run("go", "vet", "./...")
 	out := run("go", "test", "-race", "-count=1", "./...")
@@ -440,4 +448,55 @@ func TestRepositoryChangelogParses(t *testing.T) {
 	if k := sections[0].Kind; k != unreleased && k != toBeTagged {
 		t.Errorf("CHANGELOG.md's top section is %q; want Unreleased or (%s) while changes are made", sections[0].String(), toBeTaggedNote)
 	}
+}
+
+// sharedConsumer is the consumer module whose dependencies make test
+// compiles (in compat) before the install test (in unit) builds README's
+// quick starts: at the same versions, with the same flags, the build cache
+// serves them.
+const sharedConsumer = "test/consumers/adapters-newest"
+
+// consumerModules returns the selected version of every module in the
+// build list of the module in dir (workspace off), by path.
+func consumerModules(t *testing.T, goTool, dir string) map[string]string {
+	t.Helper()
+	cmd := exec.Command(goTool, "list", "-m", "-f", "{{.Path}} {{.Version}}", "all")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m all in %s: %v", dir, err)
+	}
+	mods := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if path, version, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			mods[path] = version
+		}
+	}
+	return mods
+}
+
+// unsharedModules lists the modules in built (go list -deps output, "path
+// version" per package) that consumer selects at another version or not
+// at all; the repository's own modules are left out (the consumer
+// replaces them with the working tree).
+func unsharedModules(built string, consumer map[string]string) []string {
+	seen := map[string]bool{}
+	var bad []string
+	for _, line := range strings.Split(built, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) != 2 || strings.HasPrefix(line, "go: ") {
+			continue
+		}
+		path, version := fields[0], fields[1]
+		if seen[path] || path == rootModule || strings.HasPrefix(path, rootModule+"/") {
+			continue
+		}
+		seen[path] = true
+		if want, ok := consumer[path]; !ok || want != version {
+			bad = append(bad, fmt.Sprintf("%s %s (%s: %q)", path, version, sharedConsumer, want))
+		}
+	}
+	sort.Strings(bad)
+	return bad
 }

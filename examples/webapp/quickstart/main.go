@@ -6,21 +6,33 @@ import (
 	"log"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/reconcile"
 )
+
+// stamp labels every pod the controller creates; its pod cache holds only those.
+var stamp = map[string]string{"example.com/managed-by": "webapp"}
 
 func main() {
 	scheme, err := newScheme()
 	if err != nil {
 		log.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme})
+	prod, err := ctrlruntime.NewProduction(stamp) // what we recommend: docs/choosing.md
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg, err := ctrlruntime.NewConfig[*WebApp](mgr, ctrlruntime.ConfigOptions{})
+	cacheOpts, err := prod.CacheOptions(cache.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{Scheme: scheme, Cache: cacheOpts})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := ctrlruntime.NewConfig[*WebApp](mgr, ctrlruntime.ConfigOptions{Production: prod})
 	if err != nil {
 		log.Fatal(err)
 	}

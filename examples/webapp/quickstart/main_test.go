@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime/ctrlruntimetest"
 )
 
@@ -14,10 +15,15 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prod, err := ctrlruntime.NewProduction(stamp)
+	if err != nil {
+		t.Fatal(err)
+	}
 	app := &WebApp{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
 	app.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	app.Spec.Template.Labels = map[string]string{"app": "web"}
-	env, err := ctrlruntimetest.New(newController, ctrlruntimetest.Options{Scheme: scheme, Objects: []client.Object{app}})
+	opts := ctrlruntimetest.Options{Scheme: scheme, Objects: []client.Object{app}, Config: ctrlruntime.ConfigOptions{Production: prod}}
+	env, err := ctrlruntimetest.New(newController, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
