@@ -38,6 +38,10 @@ import (
 // immutable and safe for concurrent use.
 type OwnedPods struct {
 	owned podops.Owned
+	// shard is a label requirement the pods' selector also carries:
+	// sharding.BucketLabel in a shard's buckets (ForShard), or its absence
+	// (Unsharded); "" for none.
+	shard string
 }
 
 // NewOwnedPods returns the OwnedPods of labels (copied) and dropFinished.
@@ -74,6 +78,12 @@ func (o OwnedPods) Factory(client kubernetes.Interface, resync time.Duration, op
 // options, and the factory remembers it.
 func (o OwnedPods) factory(client kubernetes.Interface, resync time.Duration, lean bool, options []informers.SharedInformerOption) informers.SharedInformerFactory {
 	ls, fs := o.owned.ListSelectors()
+	if o.shard != "" {
+		if ls != "" {
+			ls += ","
+		}
+		ls += o.shard
+	}
 	tweak := informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.LabelSelector, lo.FieldSelector = ls, fs
 	})

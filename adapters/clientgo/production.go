@@ -117,5 +117,5 @@ func tune[T reconcile.Object](p Production, cfg *reconcile.Config[T]) {
 
 // sameOwned reports whether a and b stamp and select the same pods.
 func sameOwned(a, b OwnedPods) bool {
-	return maps.Equal(a.owned.Stamp, b.owned.Stamp) && a.owned.DropFinished == b.owned.DropFinished
+	return maps.Equal(a.owned.Stamp, b.owned.Stamp) && a.owned.DropFinished == b.owned.DropFinished && a.shard == b.shard
 }

@@ -48,10 +48,10 @@ import (
 // What the model does not cover: failed or lost requests to the API server
 // (every call answers at once), clocks that drift apart (one clock for
 // every replica), a change of the number of shards, and a replica identity
-// used twice. By default a runner being given back starts no write that
-// would land after its replica's LeaseDuration deadline for it: with those
-// writes (-shardmodel.latewrites) (1) fails, see write and
-// TestModelLateWritesAfterGiveBack.
+// used twice. A runner being given back writes until its fence closes,
+// with writes in flight when the shard is given back: (1) failed on them
+// until the Coordinator waited one margin after closing the fence of a
+// runner that had not returned (TestModelLateWritesAfterGiveBack).
 
 const (
 	// shardModelCases is the least number of cases `go test` runs;
@@ -70,12 +70,7 @@ const (
 
 var (
 	shardModelCasesFlag = flag.Int("shardmodel.cases", shardModelCases, "TestModelShards: the least number of cases to run")
-	// shardModelLateWrites lets a runner that is being given back write
-	// until the Coordinator gives its shard back LeaseDuration later, so
-	// that writes are still in flight then: the failure of (1) and (4) the
-	// model found (see lateWrites). Off, such a runner's writes land before.
-	shardModelLateWrites = flag.Bool("shardmodel.latewrites", false, "TestModelShards: let a runner being given back write until its shard is given back (fails: the release at LeaseDuration frees the shard with writes in flight)")
-	shardModelTrace      = flag.Bool("shardmodel.trace", false, "TestModelShards: log every tick and the Leases after it (to read a failing case)")
+	shardModelTrace     = flag.Bool("shardmodel.trace", false, "TestModelShards: log every tick and the Leases after it (to read a failing case)")
 )
 
 // TestModelShards runs the model in at least -shardmodel.cases cases
@@ -565,20 +560,12 @@ func (m *shardModel) Write(t *rapid.T) {
 
 // write starts a write of ru, whose fence is open.
 //
-// lateWrites: a replica gives a shard back (rebalance) once its runner has
-// returned or, for a runner that has not, LeaseDuration after it decided
-// to (keepShards), and it renews the Lease, so the fence stays open, until
-// then. Writes the runner started just before are still in flight when the
-// Lease is given back, and the next holder, which takes it at once, writes
-// before they land: (1) fails, and (4) with it. Until that is fixed, the
-// model lets such a runner start only writes that land before its
-// replica's deadline, unless -shardmodel.latewrites.
+// Its delay stays below LeaseDuration − RenewDeadline, the fence's margin:
+// a runner being given back may write until its fence closes, so writes
+// can be in flight when its replica gives the shard back.
 func (m *shardModel) write(t *rapid.T, ru *runner) {
 	margin := modelLeaseDuration - modelRenewDeadline
 	d := time.Duration(rapid.Int64Range(0, int64(margin/time.Millisecond)-1).Draw(t, "writeMillis")) * time.Millisecond
-	if !*shardModelLateWrites && !ru.hd.releasing.IsZero() && !m.now().Add(d).Before(ru.hd.releasing.Add(modelLeaseDuration)) {
-		return
-	}
 	m.seq++
 	m.writes = append(m.writes, &write{ru: ru, started: m.now(), lands: m.now().Add(d), seq: m.seq})
 	ru.inFlight++
@@ -758,19 +745,15 @@ func (m *shardModel) Check(t *rapid.T) {
 	}
 }
 
-// TestModelLateWritesAfterGiveBack is the shortest schedule of the
-// failure the model finds with -shardmodel.latewrites (see write): two
-// replicas, two shards, RetryPeriod 2 s. A takes both; B joins and A gives
-// shard 1 back to rebalance, but its runner does not return; A renews
-// shard 1 every 2 s (its fence stays open) and at 15 s starts a write that
-// lands 4 s later (within LeaseDuration − RenewDeadline); at 15 s A gives
-// the shard back, B takes it at once and writes, and A's write lands after
-// B's. It is skipped until the Coordinator is fixed; run it with
-// -shardmodel.latewrites.
+// TestModelLateWritesAfterGiveBack is the shortest schedule of a failure
+// the model found: two replicas, two shards, RetryPeriod 2 s. A takes
+// both; B joins and A gives shard 1 back to rebalance, but its runner does
+// not return; A renews shard 1 every 2 s (its fence stays open) and at 15 s
+// starts a write that lands 4 s later (within LeaseDuration −
+// RenewDeadline). The Coordinator gave the shard back at 15 s, and B's
+// writes landed before A's; now it closes A's fence at 15 s and gives the
+// shard back one margin later, after A's write has landed.
 func TestModelLateWritesAfterGiveBack(t *testing.T) {
-	if !*shardModelLateWrites {
-		t.Skip("the Coordinator gives a shard back LeaseDuration after deciding to with its runner's writes in flight; -shardmodel.latewrites runs it")
-	}
 	rapid.Check(t, func(t *rapid.T) {
 		m := newShardModelFixed(t, 2, 2*time.Second, 2)
 		a, b := m.replicas[0], m.replicas[1]
@@ -802,15 +785,24 @@ func TestModelLateWritesAfterGiveBack(t *testing.T) {
 		m.seq++
 		m.writes = append(m.writes, &write{ru: ra, started: m.now(), lands: m.now().Add(4 * time.Second), seq: m.seq})
 		ra.inFlight++
-		round(a, b) // A gives shard 1 back, B takes it
-		rb := m.holder[ra.shard]
-		if rb.r != b {
-			t.Fatalf("shard %d: B did not take it", ra.shard)
+		// A closes shard 1's fence at 15 s and gives the shard back one
+		// margin later: B takes it only after A's write has landed.
+		aLands := m.writes[len(m.writes)-1].lands
+		for range 10 {
+			round(a, b)
+			if rb := m.holder[ra.shard]; rb != nil && rb.r == b {
+				if m.now().Before(aLands) {
+					t.Fatalf("shard %d: B took it at %v, before A's write lands", ra.shard, m.rel(m.now()))
+				}
+				m.seq++
+				m.writes = append(m.writes, &write{ru: rb, started: m.now(), lands: m.now(), seq: m.seq})
+				rb.inFlight++
+				m.advance(t, m.now().Add(5*time.Second), false)
+				m.Check(t)
+				return
+			}
+			m.advance(t, m.now().Add(time.Second), false)
 		}
-		m.seq++
-		m.writes = append(m.writes, &write{ru: rb, started: m.now(), lands: m.now(), seq: m.seq})
-		rb.inFlight++
-		m.advance(t, m.now().Add(5*time.Second), false) // B's write lands, then A's: (1) fails
-		m.Check(t)
+		t.Fatalf("shard %d: B did not take it within 10 s", ra.shard)
 	})
 }

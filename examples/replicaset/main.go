@@ -64,7 +64,11 @@ type config struct {
 	verbosity      string
 	scenario       bool
 	election       election.Flags
-	fence          func() error // the leader-election fence; nil without
+	// shards is -shards: 0 runs one active replica behind the election's
+	// Lease; K > 0 spreads the ReplicaSets over K shards held by every
+	// running replica (sharded.go).
+	shards int
+	fence  func() error // the leader-election fence; nil without
 	// metricsAddr and probeAddr: endpoints.go (off by default).
 	metricsAddr, probeAddr string
 }
@@ -112,6 +116,7 @@ Flags:
 	fs.Float64Var(&c.faults.UpdateStatus, "status-fault", 0.01, "in-process cluster: fraction of ReplicaSet status updates that fail with 500")
 	fs.BoolVar(&c.scenario, "scenario", true, "run the scripted scenario; false: run only the controller, on every namespace unless -namespace is given explicitly, until SIGTERM or SIGINT (needs -kubeconfig)")
 	c.election.AddFlags(fs, "reconcilekit-replicaset")
+	fs.IntVar(&c.shards, "shards", 0, "spread the ReplicaSets over this many shards, each held by one of the running replicas through its own Lease (-leader-elect-resource-namespace, -leader-elect-resource-name as the Leases' prefix, the election's durations and identity); 0: one replica works, behind the leader-election Lease (needs -kubeconfig and -scenario=false; at most 256)")
 	fs.StringVar(&c.verbosity, "v", "0", "klog verbosity (stderr): 0 shows client-go's errors only (the syncs are the progress lines); 1 adds the controller's log (invalid ReplicaSet specs, expired expectations, failed syncs); 2 adds deferred syncs (caches not synced, the consistency gate); 4 adds one line per sync")
 	fs.StringVar(&c.metricsAddr, "metrics-bind-address", "0", "address of /metrics, e.g. 127.0.0.1:8080 (\"0\": off)")
 	fs.StringVar(&c.probeAddr, "health-probe-bind-address", "0", "address of /healthz and /readyz, e.g. 127.0.0.1:8081 (\"0\": off)")
@@ -128,9 +133,17 @@ Flags:
 		return c, errors.New("-leader-elect needs -kubeconfig: the in-process demo runs one replica")
 	case c.kubeconfig == "" && !c.scenario:
 		return c, errors.New("-scenario=false needs -kubeconfig")
+	case c.shards < 0 || c.shards > 256:
+		return c, errors.New("-shards must lie in [0, 256]")
+	case c.shards > 0 && c.scenario:
+		return c, errors.New("-shards needs -scenario=false (and -kubeconfig): the sharded replicas run as a deployment does")
+	case c.shards > 0 && c.election.Explicit() && c.election.Enabled:
+		return c, errors.New("-shards replaces -leader-elect: each shard has its own Lease")
 	}
-	// On by default against a real cluster, as kube-controller-manager.
-	if err := c.election.Resolve(c.kubeconfig != ""); err != nil {
+	// On by default against a real cluster, as kube-controller-manager;
+	// with -shards the shards' Leases take its place (its flags still
+	// name them).
+	if err := c.election.Resolve(c.kubeconfig != "" && c.shards == 0); err != nil {
 		return c, err
 	}
 	switch {
@@ -185,6 +198,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 	if err != nil {
 		return err
+	}
+	if cfg.shards > 0 {
+		return runSharded(ctx, cfg, rc, out)
 	}
 	var lock *fencing.Lock
 	if cfg.election.Enabled {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	"github.com/reconcilekit/reconcilekit/adapters/sharding"
 	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/expectations"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -59,6 +60,17 @@ type Options struct {
 	// batch instead of one per pod (clientgo.PodControl.EventPerBatch,
 	// ); false: one per pod, as upstream.
 	EventPerBatch bool
+	// Pods, if set, is the informer factory of the pods (e.g. an
+	// owned-only one, or one restricted to a shard's pods); nil: the
+	// factory New is given serves the pods too.
+	Pods informers.SharedInformerFactory
+	// Shard, if set, makes this the controller of one held shard (package
+	// adapters/sharding): its Cluster is sharding.WrapCluster's for the
+	// shard and Unstamped, and its Fence is the shard's (Fence above is
+	// then ignored). Nil: the controller of every ReplicaSet.
+	Shard *sharding.Held
+	// Unstamped are the pods without the shard label, for Shard; nil: none.
+	Unstamped *sharding.Unstamped
 	// Metrics, if set, receives the controller's metrics (package
 	// adapters/telemetry: syncs, pod creates and deletes, expectations, and
 	// upstream's replicaset_controller_stale_sync_skips_total and
@@ -108,8 +120,12 @@ type Controller struct {
 // New wires a controller to factory's ReplicaSet and pod informers (the
 // caller starts factory).
 func New(client kubernetes.Interface, factory informers.SharedInformerFactory, opts Options) (*Controller, error) {
+	pods := opts.Pods
+	if pods == nil {
+		pods = factory
+	}
 	rsInf := factory.Apps().V1().ReplicaSets().Informer()
-	podInf := factory.Core().V1().Pods().Informer()
+	podInf := pods.Core().V1().Pods().Informer()
 	c := &Controller{
 		synced: []cache.InformerSynced{rsInf.HasSynced, podInf.HasSynced},
 		onSync: opts.OnSync,
@@ -130,7 +146,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 
 	// Owners and pods from the informers' indexes, their stores' versions
 	// for the consistency gate and Exact, pod control, upstream's status.
-	cfg, err := clientgo.NewConfig(client, factory, clientgo.ReplicaSetKind(client, factory),
+	cfg, err := clientgo.NewConfig(client, pods, clientgo.ReplicaSetKind(client, factory),
 		clientgo.ConfigOptions{Recorder: opts.Recorder, EventPerBatch: opts.EventPerBatch})
 	if err != nil {
 		return nil, fmt.Errorf("replicaset controller: %w", err)
@@ -143,6 +159,10 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 	cfg.Expectations.TTL = opts.ExpectationsTTL
 	cfg.Expectations.Exact = opts.Exact
 	cfg.StatusInterval = opts.StatusInterval
+	if opts.Shard != nil {
+		cfg.Cluster = sharding.WrapCluster(opts.Shard, cfg.Cluster, opts.Unstamped)
+		cfg.Fence = opts.Shard.Fence
+	}
 	if opts.Metrics != nil {
 		cfg, c.metrics = telemetry.Instrument(cfg, telemetry.Options{})
 		if err := opts.Metrics.Register(c.metrics); err != nil {

@@ -135,18 +135,22 @@ func startControlPlane(ctx context.Context) (*controlplane.ControlPlane, error) 
 	defer cancel()
 	starting.Add(1)
 	defer starting.Done()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Nodes: 5, AuditWrites: true, Users: append(rbacUsers(), haUsers...), ExtraArgs: map[string][]string{
-		// kwok refreshes its nodes' heartbeats about every 30 s; on a busy
-		// machine one can come later than upstream's 50 s grace period, and
-		// the node lifecycle controller then marks every pod of the node
-		// unready. The scenarios are about the ReplicaSet controller.
-		controlplane.KubeControllerManager: {"--node-monitor-grace-period=10m"},
-		// As hardened clusters: setting blockOwnerDeletion on a pod's owner
-		// reference (every controller reference the examples write) needs
-		// update on the owner's finalizers subresource, so the examples'
-		// RBAC (rbac_test.go) must grant it.
-		controlplane.KubeAPIServer: {"--enable-admission-plugins=OwnerReferencesPermissionEnforcement"},
-	}})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Nodes: 5, AuditWrites: true, Users: append(rbacUsers(), haUsers...),
+		// Sharded list and watch (KEP-5866, alpha): TestReplicaSetSharded's
+		// replicas ask kube-apiserver for their shards' ReplicaSets.
+		FeatureGates: map[string]bool{"ShardedListAndWatch": true},
+		ExtraArgs: map[string][]string{
+			// kwok refreshes its nodes' heartbeats about every 30 s; on a busy
+			// machine one can come later than upstream's 50 s grace period, and
+			// the node lifecycle controller then marks every pod of the node
+			// unready. The scenarios are about the ReplicaSet controller.
+			controlplane.KubeControllerManager: {"--node-monitor-grace-period=10m"},
+			// As hardened clusters: setting blockOwnerDeletion on a pod's owner
+			// reference (every controller reference the examples write) needs
+			// update on the owner's finalizers subresource, so the examples'
+			// RBAC (rbac_test.go) must grant it.
+			controlplane.KubeAPIServer: {"--enable-admission-plugins=OwnerReferencesPermissionEnforcement"},
+		}})
 	if err != nil {
 		return nil, err
 	}

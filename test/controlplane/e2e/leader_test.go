@@ -26,7 +26,7 @@ const (
 	haUserB = "e2e-ha-b"
 )
 
-var haUsers = []controlplane.User{{Name: haUserA}, {Name: haUserB}} // Groups nil: system:masters
+var haUsers = []controlplane.User{{Name: haUserA}, {Name: haUserB}, {Name: haUserC}} // Groups nil: system:masters
 
 // Short leases keep the test small: lease 4 s, renew 3 s, retry 1 s.
 var haElectionFlags = []string{

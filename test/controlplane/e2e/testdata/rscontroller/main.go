@@ -48,6 +48,7 @@ import (
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/fencing"
+	"github.com/reconcilekit/reconcilekit/adapters/sharding"
 	"github.com/reconcilekit/reconcilekit/examples/election"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/controller"
 	"github.com/reconcilekit/reconcilekit/examples/replicaset/endpoints"
@@ -68,11 +69,16 @@ func main() {
 	pprofAddress := flag.String("pprof-address", "", "serve net/http/pprof's /debug/pprof/ on this address, e.g. 127.0.0.1:0 (the address is printed; \"\": off)")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-replicaset")
+	shards := flag.Int("shards", 0, "spread the ReplicaSets over this many shards, each held by one replica through its own Lease (controller.RunSharded; the -leader-elect-* flags place and time the Leases, -leader-elect-resource-name is their prefix); 0: not sharded")
 	fence := flag.Bool("fence", true, "with -leader-elect: fence the replica's writes (examples/election: reconcile.Config.Fence and the transport guard); false: leader election alone, as kube-controller-manager")
 	srv := &endpoints.Server{}
 	flag.StringVar(&srv.MetricsAddr, "metrics-bind-address", "0", "address of /metrics (\"0\": off); the address bound is printed")
 	flag.StringVar(&srv.ProbeAddr, "health-probe-bind-address", "0", "address of /healthz and /readyz (\"0\": off); the address bound is printed")
 	flag.Parse()
+	if *shards > 0 && le.Enabled {
+		fmt.Fprintln(os.Stderr, "rscontroller: -shards replaces -leader-elect")
+		os.Exit(2)
+	}
 	if err := le.Resolve(false); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(2)
@@ -84,13 +90,13 @@ func main() {
 		}
 	}
 	opts := controller.Options{Exact: *exact, ExpectationsTTL: *ttl, DisableConsistencyGate: !*gate, StatusInterval: *statusInterval, EventPerBatch: *eventPerBatch}
-	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, *fence, srv, opts); err != nil {
+	if err := run(*kubeconfig, *namespace, *workers, float32(*qps), *burst, *quiet, le, *fence, *shards, srv, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rscontroller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, le election.Flags, fence bool, srv *endpoints.Server, opts controller.Options) error {
+func run(kubeconfig, namespace string, workers int, qps float32, burst int, quiet bool, le election.Flags, fence bool, shards int, srv *endpoints.Server, opts controller.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	// The endpoints come up before anything else, so that /readyz is seen
@@ -168,6 +174,9 @@ func run(kubeconfig, namespace string, workers int, qps float32, burst int, quie
 			r.Key, r.Found, r.Desired, d, r.Adopted, r.Released, r.Wrote,
 			r.Status.Replicas, r.Status.ReadyReplicas, r.Status.AvailableReplicas, r.Err)
 	}
+	if shards > 0 {
+		return runSharded(ctx, rc, namespace, workers, quiet, shards, le, opts)
+	}
 	c, err := controller.New(client, factory, opts)
 	if err != nil {
 		return err
@@ -232,4 +241,38 @@ func servePprof(address string) error {
 		_ = http.Serve(l, mux)
 	}()
 	return nil
+}
+
+// runSharded runs this replica of a sharded deployment until ctx is done
+// (controller.RunSharded), with le's Lease namespace, name (the prefix),
+// identity (default: election.DefaultIdentity) and durations.
+func runSharded(ctx context.Context, rc *rest.Config, namespace string, workers int, quiet bool, shards int, le election.Flags, opts controller.Options) error {
+	if le.Identity == "" {
+		id, err := election.DefaultIdentity()
+		if err != nil {
+			return err
+		}
+		le.Identity = id
+	}
+	if quiet {
+		ctx = klog.NewContext(ctx, logr.Discard())
+	}
+	opts.Recorder = nil
+	so := controller.ShardedOptions{
+		Namespace: namespace,
+		Workers:   workers,
+		Coordinator: sharding.Options{
+			Namespace:     le.Namespace,
+			Name:          le.Name,
+			Identity:      le.Identity,
+			Shards:        shards,
+			LeaseDuration: le.LeaseDuration,
+			RenewDeadline: le.RenewDeadline,
+			RetryPeriod:   le.RetryPeriod,
+		},
+		Started: func(filtering sharding.Filtering, why string) {
+			fmt.Printf("rscontroller: running sharded, %d shards, ReplicaSets filtered %s (%s)\n", shards, filtering, why)
+		},
+	}
+	return controller.RunSharded(ctx, rc, so, opts)
 }

@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
+	"github.com/reconcilekit/reconcilekit/adapters/fencing"
+	"github.com/reconcilekit/reconcilekit/adapters/sharding"
+)
+
+// stampEvery is how often a shard's controller looks for its pods without
+// the shard label (created before sharding was turned on) to stamp them.
+const stampEvery = time.Second
+
+// ShardedOptions configure [RunSharded].
+type ShardedOptions struct {
+	// Namespace is the namespace whose ReplicaSets the replicas share; "":
+	// every namespace.
+	Namespace string
+	// Workers is the number of sync workers of each held shard; <= 0: 1.
+	Workers int
+	// Coordinator places the shards' Leases and times them (Namespace,
+	// Name, Identity, Shards, the durations).
+	Coordinator sharding.Options
+	// Started, if set, is called once the filtering of the ReplicaSets is
+	// known: ServerSide when the API server selects them by shard, with
+	// the reason.
+	Started func(filtering sharding.Filtering, reason string)
+}
+
+// RunSharded runs the controller as one replica of a sharded deployment
+// until ctx is done: a sharding.Coordinator holds this replica's share of
+// the shards, and each held shard runs its own controller, with its own
+// informers (the shard's ReplicaSets, selected by the API server when it
+// can, and the pods carrying the shard's buckets), expectations, event
+// recorder and client, all fenced by the shard's Lease. opts applies to
+// each shard's controller, less Fence, Pods, Shard, Unstamped, Recorder
+// and Metrics, which RunSharded sets or leaves out. When ctx is done,
+// every shard is given back and RunSharded returns.
+func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Options) error {
+	log := klog.FromContext(ctx)
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	replicaSets := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	filtering, why, err := sharding.DetectFiltering(ctx, client.Discovery().RESTClient(), replicaSets, so.Namespace)
+	if err != nil {
+		log.Error(err, "Probing the API server's shard selectors failed: the ReplicaSets are filtered client-side")
+	}
+	log.Info("Sharded ReplicaSets", "filtering", filtering.String(), "reason", why, "shards", so.Coordinator.Shards)
+	if so.Started != nil {
+		so.Started(filtering, why)
+	}
+
+	// The pods without the shard label, shared by every shard held.
+	unstampedPods := clientgo.OwnedPods{}.Unsharded().Factory(client, 0,
+		informers.WithNamespace(so.Namespace), informers.WithTransform(clientgo.LeanPods))
+	unstamped, err := sharding.NewUnstamped(unstampedPods.Core().V1().Pods().Informer())
+	if err != nil {
+		return err
+	}
+	unstampedPods.Start(ctx.Done())
+	defer unstampedPods.Shutdown()
+
+	coord, err := sharding.NewCoordinator(client, so.Coordinator)
+	if err != nil {
+		return err
+	}
+	return coord.Run(ctx, func(ctx context.Context, h *sharding.Held) error {
+		return runShard(ctx, rc, so, opts, h, filtering, unstamped)
+	})
+}
+
+// runShard runs the controller of one held shard until ctx is done.
+func runShard(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Options, h *sharding.Held, filtering sharding.Filtering, unstamped *sharding.Unstamped) error {
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("shard", h.Shard().String()))
+	fenced, err := fencing.WrapConfig(rc, h.Fence)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(fenced)
+	if err != nil {
+		return err
+	}
+	owners := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithNamespace(so.Namespace),
+		informers.WithTransform(clientgo.TrimManagedFields),
+		informers.WithTweakListOptions(h.Shard().TweakOwners(filtering)))
+	shardPods, err := clientgo.OwnedPods{}.ForShard(h.Shard())
+	if err != nil {
+		return err
+	}
+	pods := shardPods.Factory(client, 0, informers.WithNamespace(so.Namespace), informers.WithTransform(clientgo.TrimManagedFields))
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	opts.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reconcilekit-replicaset"})
+	opts.Fence, opts.Metrics = nil, nil
+	opts.Pods, opts.Shard, opts.Unstamped = pods, h, unstamped
+	ctrl, err := New(client, owners, opts)
+	if err != nil {
+		return fmt.Errorf("shard %v: %w", h.Shard(), err)
+	}
+	owners.Start(ctx.Done())
+	pods.Start(ctx.Done())
+	defer owners.Shutdown()
+	defer pods.Shutdown()
+	stamper := clientgo.PodControl{Client: client}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			n, err := unstamped.Stamp(ctx, h, stamper)
+			if err != nil || n > 0 {
+				klog.FromContext(ctx).Info("Stamped pods with their bucket", "pods", n, "err", err)
+			}
+		}, stampEvery)
+	}()
+	defer func() { <-done }()
+	workers := so.Workers
+	if workers <= 0 {
+		workers = 1
+	}
+	return ctrl.Run(ctx, workers)
+}
