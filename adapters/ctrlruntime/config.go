@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/reconcilekit/reconcilekit/adapters/internal/podops"
@@ -107,6 +108,29 @@ func NewConfig[T reconcile.Object](mgr manager.Manager, opts ConfigOptions) (rec
 		return reconcile.Config[T]{}, fmt.Errorf("ctrlruntime: NewConfig: adding the event recorder to the manager: %w", err)
 	}
 	return cfg, nil
+}
+
+// NewClusterConfig is [NewConfig] over c, a controller-runtime
+// cluster.Cluster that no manager owns: one the caller builds with
+// cluster.New and runs itself, e.g. the caches of one held shard (package
+// sharding), which start and stop with the shard. Its Cluster reads and
+// writes through c.GetClient(), re-reads through c.GetAPIReader(), and
+// takes its versions and sync state from c.GetCache(); c.GetScheme() maps
+// T to its Kind. No manager runs an event broadcaster for it, so
+// opts.Recorder is required (nil is an error): one whose lifetime is c's,
+// safe for concurrent use. Everything else of opts is as for NewConfig,
+// whose zero values it shares. It starts nothing: register the indexes
+// with [AddIndexes] on c.GetCache() and watch c's cache with [OwnerHandler]
+// and [PodHandler] before c.Start. The Config is safe for concurrent use
+// as NewConfig's is.
+func NewClusterConfig[T reconcile.Object](c cluster.Cluster, opts ConfigOptions) (reconcile.Config[T], error) {
+	if c == nil {
+		return reconcile.Config[T]{}, errors.New("ctrlruntime: NewClusterConfig: nil cluster")
+	}
+	if opts.Recorder == nil {
+		return reconcile.Config[T]{}, errors.New("ctrlruntime: NewClusterConfig: ConfigOptions.Recorder is required: no manager runs an event broadcaster for a cluster")
+	}
+	return newConfig[T](c.GetClient(), c.GetAPIReader(), c.GetCache(), c.GetScheme(), opts.Recorder, opts)
 }
 
 // newConfig is NewConfig over its parts: c reads (a cache) and writes, live

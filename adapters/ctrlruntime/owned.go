@@ -43,6 +43,10 @@ import (
 // OwnedPods is immutable and safe for concurrent use.
 type OwnedPods struct {
 	owned podops.Owned
+	// shard is a label requirement the pod cache's selector also carries:
+	// sharding.BucketLabel in a shard's buckets (ForShard), or its absence
+	// (Unsharded); nil for none. It is not part of the stamp.
+	shard labels.Selector
 }
 
 // NewOwnedPods returns the OwnedPods of labels (copied) and dropFinished.
@@ -79,6 +83,10 @@ func (o OwnedPods) Labels() map[string]string {
 // more than one ByObject entry for pods. opts itself is not modified (the
 // ByObject map returned is new). With the zero OwnedPods and nothing to
 // refuse it returns opts as they are.
+//
+// An OwnedPods restricted to a shard ([OwnedPods.ForShard],
+// [OwnedPods.Unsharded]) also ANDs its bucket requirement into the pods'
+// Label selector; the refusal above still checks the stamp alone.
 func (o OwnedPods) CacheOptions(opts cache.Options) (cache.Options, error) {
 	var podKey client.Object
 	var pods cache.ByObject
@@ -99,12 +107,19 @@ func (o OwnedPods) CacheOptions(opts cache.Options) (cache.Options, error) {
 		return opts, fmt.Errorf("ctrlruntime: OwnedPods.CacheOptions: the pod cache's label selector %q (cache.Options.%s) does not select pods carrying the labels the pod client stamps (%q): "+
 			"the controller would not see the pods it creates and would create them again; add that selector's labels to the stamp or remove it", label, from, labels.Set(o.owned.Stamp))
 	}
-	restrict := len(o.owned.Stamp) > 0 || o.owned.DropFinished
+	restrict := len(o.owned.Stamp) > 0 || o.owned.DropFinished || o.shard != nil
 	if !restrict {
 		return opts, nil
 	}
 	if len(o.owned.Stamp) > 0 {
 		pods.Label = and(o.owned.Label, label)
+	}
+	if o.shard != nil {
+		base := pods.Label
+		if base == nil {
+			base = label
+		}
+		pods.Label = and(o.shard, base)
 	}
 	if o.owned.DropFinished {
 		field := pods.Field

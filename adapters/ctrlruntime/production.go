@@ -104,9 +104,10 @@ func leanAfter(prev toolscache.TransformFunc) toolscache.TransformFunc {
 	}
 }
 
-// isZero reports whether p is the zero Production.
+// isZero reports whether p is the zero Production (a shard restriction
+// alone turns nothing on).
 func (p Production) isZero() bool {
-	return reflect.DeepEqual(p.owned, OwnedPods{})
+	return p.owned.owned.Stamp == nil && !p.owned.owned.DropFinished
 }
 
 // apply resolves opts' Production into the options it implies (the stamp,
@@ -119,7 +120,7 @@ func (p Production) apply(opts ConfigOptions) (ConfigOptions, error) {
 		return opts, errors.New("ctrlruntime: NewConfig: ConfigOptions.Production with NoCacheVersions: the profile's exact expectations need the caches' versions; " +
 			"drop NoCacheVersions (build the manager's cache over all namespaces) or the profile")
 	}
-	if !reflect.DeepEqual(opts.OwnedPods, OwnedPods{}) && !reflect.DeepEqual(opts.OwnedPods, p.owned) {
+	if !reflect.DeepEqual(opts.OwnedPods, OwnedPods{}) && !sameOwned(opts.OwnedPods, p.owned) {
 		return opts, errors.New("ctrlruntime: NewConfig: ConfigOptions.OwnedPods differs from ConfigOptions.Production's stamp: set the stamp once, in NewProduction, and leave OwnedPods zero")
 	}
 	opts.OwnedPods = p.owned
