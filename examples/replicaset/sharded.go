@@ -48,6 +48,7 @@ func runSharded(ctx context.Context, cfg config, rc *rest.Config, out io.Writer)
 			RenewDeadline: cfg.election.RenewDeadline,
 			RetryPeriod:   cfg.election.RetryPeriod,
 		},
+		Metrics: srv.registry,
 		Started: func(filtering sharding.Filtering, why string) {
 			fmt.Fprintf(out, "replicaset controller running sharded: %d shards, ReplicaSets filtered %s (%s), identity %s\n", cfg.shards, filtering, why, identity)
 		},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -19,6 +20,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/fencing"
 	"github.com/reconcilekit/reconcilekit/adapters/sharding"
+	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 )
 
 // stampEvery is how often a shard's controller looks for its pods without
@@ -35,6 +37,9 @@ type ShardedOptions struct {
 	// Coordinator places the shards' Leases and times them (Namespace,
 	// Name, Identity, Shards, the durations).
 	Coordinator sharding.Options
+	// Metrics, if set, receives the replica's sharding gauges
+	// (telemetry.Sharding: the shards held, the owners' filtering).
+	Metrics prometheus.Registerer
 	// Started, if set, is called once the filtering of the ReplicaSets is
 	// known: ServerSide when the API server selects them by shard, with
 	// the reason.
@@ -79,6 +84,11 @@ func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Op
 	coord, err := sharding.NewCoordinator(client, so.Coordinator)
 	if err != nil {
 		return err
+	}
+	if so.Metrics != nil {
+		if err := so.Metrics.Register(telemetry.Sharding(coord, filtering)); err != nil {
+			return fmt.Errorf("replicaset controller: registering the sharding metrics: %w", err)
+		}
 	}
 	return coord.Run(ctx, func(ctx context.Context, h *sharding.Held) error {
 		return runShard(ctx, rc, so, opts, h, filtering, unstamped)

@@ -259,6 +259,7 @@ func runSharded(ctx context.Context, rc *rest.Config, namespace string, workers 
 	}
 	opts.Recorder = nil
 	so := controller.ShardedOptions{
+		Metrics:   opts.Metrics,
 		Namespace: namespace,
 		Workers:   workers,
 		Coordinator: sharding.Options{
