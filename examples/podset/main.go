@@ -30,6 +30,14 @@
 // config/admission's ValidatingAdmissionPolicy refuses an update that
 // removes it from a PodSet's pod.
 //
+// -shards K runs the controller as one of several active replicas
+// (sharded.go): the PodSets are spread over K shards, each held by one
+// running replica through its own Lease (adapters/sharding), with its own
+// caches, expectations and fence. Leader election is then off: the
+// election's flags name the shards' Leases (namespace, name prefix,
+// identity, durations). -shards=0, the default, is the one active replica
+// behind the leader-election Lease described above.
+//
 // -metrics-secure serves -metrics-bind-address over HTTPS to callers that
 // kube-apiserver authenticates and authorizes (controller-runtime's
 // filters.WithAuthenticationAndAuthorization: a TokenReview and a
@@ -39,6 +47,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"os"
 
@@ -78,13 +87,23 @@ func main() {
 	eventPerBatch := flag.Bool("event-per-batch", false, "record one SuccessfulCreate event per slow-start batch instead of one per pod")
 	var le election.Flags
 	le.AddFlags(flag.CommandLine, "reconcilekit-podset")
+	shards := flag.Int("shards", 0, "spread the PodSets over this many shards, each held by one of the running replicas through its own Lease (-leader-elect-resource-namespace, -leader-elect-resource-name as the Leases' prefix, the election's durations and identity); 0: one replica works, behind the leader-election Lease (at most 256)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("podset")
-	// On by default: the PodSet controller always runs against a real cluster.
-	if err := le.Resolve(true); err != nil {
+	switch {
+	case *shards < 0 || *shards > 256:
+		log.Error(errors.New("-shards must lie in [0, 256]"), "flags")
+		os.Exit(2)
+	case *shards > 0 && le.Explicit() && le.Enabled:
+		log.Error(errors.New("-shards replaces -leader-elect: each shard has its own Lease"), "flags")
+		os.Exit(2)
+	}
+	// On by default: the PodSet controller always runs against a real
+	// cluster. With -shards the shards' Leases take its place.
+	if err := le.Resolve(*shards == 0); err != nil {
 		log.Error(err, "flags")
 		os.Exit(2)
 	}
@@ -151,9 +170,16 @@ func main() {
 	if *leanPods {
 		mopts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: ctrlruntime.LeanPods}}
 	}
+	// With -shards, each shard's cluster starts from these options
+	// (sharded.go) and the manager caches only the pods no shard selects:
+	// those without the bucket label, made before sharding.
+	shardCache, cached := mopts.Cache, owned
+	if *shards > 0 {
+		cached = owned.Unsharded()
+	}
 	// The pods' entry keeps its Transform, and -namespace's field
 	// selector is ANDed into the pods' own.
-	mopts.Cache, err = owned.CacheOptions(mopts.Cache)
+	mopts.Cache, err = cached.CacheOptions(mopts.Cache)
 	if err != nil {
 		log.Error(err, "-owned-pods-label")
 		os.Exit(2)
@@ -191,7 +217,12 @@ func main() {
 		StatusInterval: *statusInterval,
 		EventPerBatch:  *eventPerBatch,
 	}
-	if _, err := controller.SetupWithManager(mgr, ropts); err != nil {
+	if *shards > 0 {
+		err = setupSharded(mgr, le, *shards, shardCache, ropts)
+	} else {
+		_, err = controller.SetupWithManager(mgr, ropts)
+	}
+	if err != nil {
 		log.Error(err, "setting up the controller")
 		os.Exit(1)
 	}

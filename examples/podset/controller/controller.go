@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/adapters/sharding"
 	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -28,6 +29,14 @@ type Options struct {
 	OwnedPods      ctrlruntime.OwnedPods        // its labels stamped on every pod created; the manager's cache options from the same value (OwnedPods.CacheOptions); zero: none
 	StatusInterval time.Duration                // a converging PodSet's status written at most this often (reconcile.Config.StatusInterval); 0: every change
 	EventPerBatch  bool                         // one SuccessfulCreate event per slow-start batch instead of per pod
+	// Shard, if set, makes this the controller of one held shard (package
+	// adapters/sharding, [SetupSharded]): its Cluster is
+	// sharding.WrapCluster's for the shard and Unstamped, and its Fence the
+	// shard's (Fence above is then ignored). Nil: the controller of every
+	// PodSet.
+	Shard *sharding.Held
+	// Unstamped are the pods without the shard label, for Shard; nil: none.
+	Unstamped *sharding.Unstamped
 }
 
 // Controller reconciles PodSets; it is a [reconcile.Controller].
@@ -78,6 +87,10 @@ func New(cfg reconcile.Config[*v1alpha1.PodSet], opts Options) (*Controller, err
 	cfg.Expectations = opts.Expectations
 	cfg.Hooks = opts.Hooks
 	cfg.Fence = opts.Fence
+	if opts.Shard != nil {
+		cfg.Cluster = sharding.WrapCluster(opts.Shard, cfg.Cluster, opts.Unstamped)
+		cfg.Fence = opts.Shard.Fence
+	}
 	cfg.StatusInterval = opts.StatusInterval
 	cfg.Describe = describe
 	cfg.Status = computeStatus

@@ -1,0 +1,209 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/reconcilekit/reconcilekit/adapters/ctrlruntime"
+	"github.com/reconcilekit/reconcilekit/adapters/fencing"
+	"github.com/reconcilekit/reconcilekit/adapters/sharding"
+	"github.com/reconcilekit/reconcilekit/examples/podset/api/v1alpha1"
+)
+
+// stampEvery is how often a shard's controller looks for its pods without
+// the shard label (created before sharding was turned on) to stamp them.
+const stampEvery = time.Second
+
+// ShardedOptions configure [SetupSharded].
+type ShardedOptions struct {
+	// Cache are the cache options of each held shard's cluster before the
+	// shard's pod selector is added (the managed-fields transform, a
+	// -namespace field selector, lean pods): the options the manager would
+	// have without sharding, less the owned-pods restriction, which
+	// Options.OwnedPods adds.
+	Cache cache.Options
+	// Coordinator places the shards' Leases and times them (Namespace,
+	// Name, Identity, Shards, the durations).
+	Coordinator sharding.Options
+}
+
+// SetupSharded makes mgr one replica of a sharded deployment: it adds to
+// mgr a Runnable in which a sharding.Coordinator holds this replica's share
+// of the shards, and each held shard runs its own controller
+// ([RunShard]). mgr must run without leader election (the shards' Leases
+// replace it) and its cache must hold the pods without
+// sharding.BucketLabel, which SetupSharded reads (sharding.NewUnstamped):
+// build its cache options with opts.OwnedPods.Unsharded().CacheOptions,
+// and nothing else reads that cache. Call it once, before mgr.Start. When
+// mgr stops, every shard is given back before the Runnable returns.
+//
+// The PodSets of each shard are filtered on the client
+// (sharding.WrapCluster): controller-runtime's cache options cannot carry
+// metav1.ListOptions.ShardSelector, so each shard's cache holds every
+// PodSet of the namespace; the pods are selected by the API server, by
+// their bucket label.
+func SetupSharded(mgr ctrl.Manager, so ShardedOptions, opts Options) (*sharding.Coordinator, error) {
+	pods, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Pod{})
+	if err != nil {
+		return nil, fmt.Errorf("podset: the pods without %s: %w", sharding.BucketLabel, err)
+	}
+	informer, ok := pods.(toolscache.SharedIndexInformer)
+	if !ok {
+		return nil, fmt.Errorf("podset: the manager's pod informer is a %T, not a client-go SharedIndexInformer (a cache over DefaultNamespaces?)", pods)
+	}
+	unstamped, err := sharding.NewUnstamped(informer)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	coord, err := sharding.NewCoordinator(client, so.Coordinator)
+	if err != nil {
+		return nil, err
+	}
+	rc, scheme := mgr.GetConfig(), mgr.GetScheme()
+	log := mgr.GetLogger().WithName("podset")
+	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		ctx = logr.NewContext(ctx, log) // the Coordinator's log and the shards'
+		return coord.Run(ctx, func(ctx context.Context, h *sharding.Held) error {
+			return RunShard(ctx, rc, scheme, h, unstamped, so.Cache, opts)
+		})
+	}))
+	return coord, err
+}
+
+// RunShard runs the controller of the held shard h until ctx is done and
+// returns once it has stopped: a controller-runtime cluster of its own
+// over rc fenced by h.Fence (fencing.WrapConfig: its client, API reader
+// and event recorder write nothing once the shard's fence closes), whose
+// cache holds the PodSets of cacheOpts and the pods of the shard's buckets,
+// a Config from ctrlruntime.NewClusterConfig restricted to the shard by
+// [New] (opts.Shard, opts.Unstamped), and an unmanaged controller-runtime
+// controller watching that cache. The pods of unstamped that belong to the
+// shard are stamped with their bucket every second. opts.Fence is
+// replaced by the shard's; its Hooks are kept, but no metrics are
+// registered for the shard.
+func RunShard(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, h *sharding.Held, unstamped *sharding.Unstamped,
+	cacheOpts cache.Options, opts Options) error {
+	shard := h.Shard()
+	log := logr.FromContextOrDiscard(ctx).WithValues("shard", shard.String())
+	ctx = logr.NewContext(ctx, log)
+	fenced, err := fencing.WrapConfig(rc, h.Fence)
+	if err != nil {
+		return err
+	}
+	owned, err := opts.OwnedPods.ForShard(shard)
+	if err != nil {
+		return err
+	}
+	cacheOpts, err = owned.CacheOptions(cacheOpts)
+	if err != nil {
+		return err
+	}
+	cl, err := cluster.New(fenced, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache = cacheOpts
+		o.Logger = log
+	})
+	if err != nil {
+		return fmt.Errorf("shard %v: %w", shard, err)
+	}
+
+	events, err := kubernetes.NewForConfig(fenced)
+	if err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "podset-controller"})
+
+	cfg, err := ctrlruntime.NewClusterConfig[*v1alpha1.PodSet](cl, ctrlruntime.ConfigOptions{
+		OwnedPods: owned, EventPerBatch: opts.EventPerBatch, Recorder: recorder,
+	})
+	if err != nil {
+		return fmt.Errorf("shard %v: %w", shard, err)
+	}
+	stamper := cfg.Cluster.PodClient // the shard's fenced pod client, before WrapCluster
+	opts.Shard, opts.Unstamped = h, unstamped
+	c, err := New(cfg, opts)
+	if err != nil {
+		return fmt.Errorf("shard %v: %w", shard, err)
+	}
+	if err := ctrlruntime.AddIndexes[*v1alpha1.PodSet](ctx, cl.GetCache()); err != nil {
+		return err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = ctrlruntime.DefaultWorkers
+	}
+	skip := true // a shard given back and taken again registers its name again
+	ctl, err := crcontroller.NewTypedUnmanaged("podset-shard-"+strconv.Itoa(shard.Index), crcontroller.TypedOptions[crreconcile.Request]{
+		Reconciler: ctrlruntime.Reconciler[*v1alpha1.PodSet]{
+			Controller: c,
+			Backoff:    workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request](),
+		},
+		MaxConcurrentReconciles: workers,
+		SkipNameValidation:      &skip,
+		Logger:                  log,
+	})
+	if err != nil {
+		return err
+	}
+	if err := ctl.Watch(source.Kind(cl.GetCache(), &v1alpha1.PodSet{}, ctrlruntime.OwnerHandler(c))); err != nil {
+		return err
+	}
+	if err := ctl.Watch(source.Kind(cl.GetCache(), &corev1.Pod{}, ctrlruntime.PodHandler(c))); err != nil {
+		return err
+	}
+
+	// The cluster (its caches), the controller and the stamping run until
+	// ctx is done or one of them fails; RunShard returns once all three
+	// have returned, so nothing the shard started writes after it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Go(func() {
+		defer cancel()
+		errs[0] = cl.Start(ctx)
+	})
+	wg.Go(func() {
+		defer cancel()
+		errs[1] = ctl.Start(ctx)
+	})
+	wg.Go(func() {
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
+			n, err := unstamped.Stamp(ctx, h, stamper)
+			if err != nil || n > 0 {
+				log.Info("Stamped pods with their bucket", "pods", n, "err", err)
+			}
+		}, stampEvery)
+	})
+	wg.Wait()
+	return errors.Join(errs...)
+}
