@@ -141,6 +141,7 @@ type compareConfig struct {
 	crowd                   crowd // -unrelated
 	pprofPort               int   // of the run's contender, with -profile
 	bindNodes               bool  // -bind-nodes: the pods name their node; no kube-scheduler
+	sharding                sharding
 }
 
 // nodeFor is the node that the j-th owner's pods are bound to: "" (the
@@ -183,6 +184,7 @@ type runResult struct {
 	extra    int   // most live pods above desired, summed over the owners (podTally)
 	extraOne int   // most live pods above desired of one owner
 	crowd    crowdResult
+	shard    shardResult // of a sharded contender (sharded.go)
 }
 
 func runCompare(ctx context.Context, args []string, out io.Writer) error {
@@ -202,7 +204,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 0, "give up on a phase that has not converged by then (default 5m, or 40 ms per pod of -owners × -pods when longer)")
 	fs.DurationVar(&c.lag, "lag", 5*time.Minute+30*time.Second, "-fault informer-lag: how long the controller's pod watch is delayed during the scale-up")
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
-	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only); and, with each contender as two replicas behind a Lease (lease 15s, renew 10s, retry 2s), each its own user behind its own proxy, on the 0 → -pods scale-up alone: leader-kill (SIGKILL to the leader -fault-after into the scale-up), leader-pause (SIGSTOP to the leader -fault-after in; SIGCONT once the other replica holds the lease and the ReplicaSet converged, at the earliest -resume-after after the SIGSTOP), rolling-restart (SIGTERM to the leader -fault-after in); contenders 0–3 and 5, -owners 1 only")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only); and, with each contender as two replicas behind a Lease (lease 15s, renew 10s, retry 2s), each its own user behind its own proxy, on the 0 → -pods scale-up alone: leader-kill (SIGKILL to the leader -fault-after into the scale-up), leader-pause (SIGSTOP to the leader -fault-after in; SIGCONT once the other replica holds the lease and the ReplicaSet converged, at the earliest -resume-after after the SIGSTOP), rolling-restart (SIGTERM to the leader -fault-after in); contenders 0–3 and 5, -owners 1 only; and, with -shards > 0 and -replicas ≥ 2, for the client-go contenders (kube-controller-manager runs unharmed, the anchor), -fault-after into the first scale-up: replica-add (the run starts with -replicas − 1 and the last is started then), replica-kill (SIGKILL to the last replica), replica-pause (SIGSTOP to the last replica, SIGCONT once the others hold its shards and no earlier than -resume-after; its writes after SIGCONT before it takes a shard again are counted), replica-rolling (SIGTERM to each replica in turn, a replacement started once it exited, the next once every replica holds shards)")
 	fs.DurationVar(&c.faultAfter, "fault-after", 3*time.Second, "-fault leader-kill, leader-pause, rolling-restart: when, after the scale-up began, the leader is stopped")
 	fs.DurationVar(&c.resumeAfter, "resume-after", haLease+10*time.Second, "-fault leader-pause: the shortest pause of the leader (it is resumed once the other replica leads and the ReplicaSet converged, and no earlier than this)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
@@ -216,6 +218,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	c.crowd.churn = 50
 	fs.Var(rateFlag{&c.crowd.churn}, "unrelated-churn", "-unrelated: status updates a second on them, in turn, during the phases (N, N/s or N/m; 0: none; at most 2000/s)")
 	fs.DurationVar(&c.crowd.timeout, "unrelated-timeout", 0, "-unrelated: give up when creating them takes longer (default 2m plus 20 ms per pod)")
+	fs.IntVar(&c.sharding.replicas, "replicas", 1, "with -shards: replicas of each client-go contender (rscontroller -shards K), each a user of its own behind a fault proxy of its own, the Leases in kube-system under a prefix of the run's (lease 15s, renew 10s, retry 2s); kube-controller-manager and the PodSet rows ignore it: one process, the single-leader anchor")
+	fs.IntVar(&c.sharding.shards, "shards", 0, "shards of the client-go contenders' owners over their -replicas (adapters/sharding; 1–256); 0: not sharded, today's table. kube-controller-manager and the PodSet rows ignore it")
+	fs.BoolVar(&c.sharding.serverSide, "sharded-list-and-watch", true, "with -shards: kube-apiserver's feature gate ShardedListAndWatch (KEP-5866) on, so that each replica asks it for its shards' owners; false: off, the replicas filter owners themselves (every control plane of the run gets the gate, kube-controller-manager's too)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: controlplane compare [flags]\n\nContenders:\n")
@@ -268,6 +273,10 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		if c.fleet() {
 			return errors.New("controlplane: compare: -fault informer-lag needs -owners 1")
 		}
+	case "replica-add", "replica-kill", "replica-pause", "replica-rolling":
+		if c.faultAfter <= 0 || c.resumeAfter <= 0 {
+			return errors.New("controlplane: compare: want -fault-after > 0 and -resume-after > 0")
+		}
 	case "leader-kill", "leader-pause", "rolling-restart":
 		if c.fleet() {
 			return fmt.Errorf("controlplane: compare: -fault %s needs -owners 1", c.fault)
@@ -277,6 +286,13 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		}
 	default:
 		return fmt.Errorf("controlplane: compare: -fault: unknown fault %q", c.fault)
+	}
+	c.sharding.serverSideSet = set["sharded-list-and-watch"]
+	if err := c.sharding.validate(c.fault); err != nil {
+		return fmt.Errorf("controlplane: compare: %w", err)
+	}
+	if c.sharding.on() && c.profile.dir != "" {
+		return errors.New("controlplane: compare: -profile profiles one process: not with -shards")
 	}
 	_, ha := haFaults[c.fault]
 	if ha && c.crowd.pods > 0 {
@@ -308,6 +324,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	if c.opts, err = sf.options(); err != nil {
 		return err
 	}
+	c.opts.FeatureGates = c.sharding.featureGates(c.opts.FeatureGates)
 	if c.bindNodes {
 		if !c.fleet() {
 			return errors.New("controlplane: compare: -bind-nodes needs -owners > 1")
@@ -362,6 +379,9 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	printComparison(out, c, chosen, phases, results, time.Since(start))
+	if slices.ContainsFunc(chosen, c.sharding.shardedRow) {
+		printSharded(out, c, chosen, results)
+	}
 	return nil
 }
 
@@ -504,7 +524,17 @@ func startContender(cp *controlplane.ControlPlane, c compareConfig, k contender,
 // compareRun runs the workload once against a fresh control plane.
 // label names the run in the progress lines on stderr.
 func compareRun(ctx context.Context, c compareConfig, k contender, phases []phase, label string) (runResult, error) {
-	cp, err := controlplane.Start(ctx, c.opts)
+	sharded := c.sharding.shardedRow(k)
+	_, replicaFault := shardFaults[c.fault]
+	replicaFault = replicaFault && sharded
+	opts := c.opts
+	if sharded {
+		opts.Users = slices.Clone(opts.Users)
+		for _, u := range shardUsers(c.sharding.replicas) {
+			opts.Users = append(opts.Users, controlplane.User{Name: u}) // Groups nil: system:masters
+		}
+	}
+	cp, err := controlplane.Start(ctx, opts)
 	if err != nil {
 		return runResult{}, err
 	}
@@ -541,22 +571,42 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	if !ok {
 		return res, errors.New("kube-apiserver is not running")
 	}
-	proxy, kubeconfig, err := cp.FaultProxy(controlplane.ControllerUser)
-	if err != nil {
-		return runResult{}, err
-	}
-	if c.profile.dir != "" {
-		if _, ok := pprofArgs(c, k, 0); ok {
-			if c.pprofPort, err = freeLoopbackPort(); err != nil {
-				return runResult{}, err
-			}
-		} else {
-			fmt.Fprintf(os.Stderr, "compare: %s: -profile: the program serves no profiles; none taken\n", label)
+	// The controller: one process behind the proxy of ControllerUser, or
+	// (sharded) -replicas processes, each behind its user's proxy, read
+	// through ctrlCPU, proxyStats and users.
+	var (
+		proxy *faultproxy.Proxy
+		group *shardGroup
+		pid   int
+	)
+	ctrlCPU := func() (time.Duration, error) { return procCPU(pid) }
+	proxyStats := func() faultproxy.Stats { return proxy.Stats() }
+	users := []string{controlplane.ControllerUser}
+	if sharded {
+		if group, err = newShardGroup(cp, c, k, client); err != nil {
+			return runResult{}, err
 		}
-	}
-	pid, err := startContender(cp, c, k, kubeconfig)
-	if err != nil {
-		return runResult{}, err
+		if err := group.startAll(ctx); err != nil {
+			return runResult{}, err
+		}
+		ctrlCPU, proxyStats, users = group.cpu, group.stats, group.users()
+	} else {
+		var kubeconfig string
+		if proxy, kubeconfig, err = cp.FaultProxy(controlplane.ControllerUser); err != nil {
+			return runResult{}, err
+		}
+		if c.profile.dir != "" {
+			if _, ok := pprofArgs(c, k, 0); ok {
+				if c.pprofPort, err = freeLoopbackPort(); err != nil {
+					return runResult{}, err
+				}
+			} else {
+				fmt.Fprintf(os.Stderr, "compare: %s: -profile: the program serves no profiles; none taken\n", label)
+			}
+		}
+		if pid, err = startContender(cp, c, k, kubeconfig); err != nil {
+			return runResult{}, err
+		}
 	}
 	var profiles sync.WaitGroup
 	defer profiles.Wait()
@@ -608,13 +658,24 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		scaleUp = 1
 	}
 	cpuPhase := c.profile.cpuPhase(phases, scaleUp)
+	// The replica fault (sharded.go) acts from a goroutine of its own
+	// during the scale-up; its results are read once it has returned.
+	var (
+		faulting sync.WaitGroup
+		faultRes shardResult
+		resumed  time.Time
+		faultErr error
+	)
+	defer faulting.Wait()
+	faultCtx, endFault := context.WithCancel(ctx)
+	defer endFault()
 	for i, ph := range phases {
-		stats0 := proxy.Stats()
+		stats0 := proxyStats()
 		before, err := cp.Audit()
 		if err != nil {
 			return res, err
 		}
-		cpu0, err := procCPU(pid)
+		cpu0, err := ctrlCPU()
 		if err != nil {
 			return res, err
 		}
@@ -679,6 +740,12 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		if i == scaleUp && c.fault == "informer-lag" {
 			timeout += c.lag
 		}
+		if i == scaleUp && replicaFault {
+			faulting.Go(func() {
+				resumed, faultErr = group.injectFault(faultCtx, t0, label, &faultRes)
+			})
+			timeout += c.faultAfter + c.resumeAfter + time.Duration(c.sharding.replicas)*(haExitWait+haLease)
+		}
 		if ph.lostEvent {
 			timeout += expectationsTTL
 		}
@@ -687,6 +754,17 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		}
 		took := time.Since(t0)
 		fmt.Fprintf(os.Stderr, "compare: %s: %s converged in %v\n", label, ph.name, took.Round(10*time.Millisecond))
+		if i == scaleUp && replicaFault {
+			faulting.Wait()
+			if faultErr != nil {
+				return res, fmt.Errorf("%s: -fault %s: %w", ph.name, c.fault, faultErr)
+			}
+			res.shard = faultRes
+			// What a resumed or replaced replica did is undone by then.
+			if err := waitConverged(ctx, ow, w, names, ph.desired, 0, c.phaseTimeout); err != nil {
+				return res, fmt.Errorf("%s, after the fault: %w", ph.name, err)
+			}
+		}
 		if i == scaleUp && c.pprofPort != 0 {
 			path := profilePath(c.profile.dir, "heap", label)
 			if err := fetchHeapProfile(ctx, cp, k, c.pprofPort, path); err != nil {
@@ -701,7 +779,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 				return res, fmt.Errorf("%s: no event was lost: no pod watch of the controller's resumed from before the loss", ph.name)
 			}
 		}
-		cpu1, err := procCPU(pid)
+		cpu1, err := ctrlCPU()
 		if err != nil {
 			return res, err
 		}
@@ -714,25 +792,31 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 			return res, err
 		}
 		d := after.Writes.Since(before.Writes)
-		u := controlplane.ControllerUser
 		m := measured{
-			took:         took,
-			creates:      d.Sum(u, "create", "pods", "", 0),
-			deletes:      d.Sum(u, "delete", "pods", "", 0),
-			statusWrites: d.Sum(u, "update", kind.gvr.Resource, "status", 0),
-			cpu:          cpu1 - cpu0,
-			apiCPU:       api1 - api0,
-			requests:     after.Requests.Since(before.Requests),
-			byResource:   after.ResourceRequests.Since(before.ResourceRequests),
+			took:       took,
+			cpu:        cpu1 - cpu0,
+			apiCPU:     api1 - api0,
+			requests:   after.Requests.Since(before.Requests),
+			byResource: after.ResourceRequests.Since(before.ResourceRequests),
+		}
+		for _, u := range users {
+			m.creates += d.Sum(u, "create", "pods", "", 0)
+			m.deletes += d.Sum(u, "delete", "pods", "", 0)
+			m.statusWrites += d.Sum(u, "update", kind.gvr.Resource, "status", 0)
+		}
+		if sharded {
+			// The audit log counts requests by resource for ControllerUser alone.
+			m.requests = userRequests(after, users).Since(userRequests(before, users))
+			m.byResource = controlplane.VerbCounts{}
 		}
 		for wr, n := range d {
-			if wr.User == u && wr.Code >= 400 {
+			if slices.Contains(users, wr.User) && wr.Code >= 400 {
 				m.fails += n
 			}
 		}
 		// Writes the proxy failed or whose response it dropped never
 		// show as failures in the audit log.
-		stats1 := proxy.Stats()
+		stats1 := proxyStats()
 		m.fails += int(stats1.WritesFailed-stats0.WritesFailed) + int(stats1.PodCreateResponsesDropped-stats0.PodCreateResponsesDropped)
 		m.podWatchBytes = stats1.PodWatchBytesIn - stats0.PodWatchBytesIn
 		res.phases = append(res.phases, m)
@@ -740,10 +824,37 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	churn.Stop()
 	res.crowd.churned, res.crowd.churnSkipped, res.crowd.churnFailed = int(churn.sent.Load()), int(churn.skipped.Load()), int(churn.failed.Load())
 	res.extra, res.extraOne = w.maxExtra()
-	if res.peakRSS, err = procPeakRSS(pid); err != nil {
+	if !sharded {
+		if res.peakRSS, err = procPeakRSS(pid); err != nil {
+			return res, err
+		}
+		return res, nil
+	}
+	if res.shard.replicaRSS, err = group.peakRSS(); err != nil {
 		return res, err
 	}
+	res.peakRSS = slices.Max(res.shard.replicaRSS)
+	res.shard.filtering = group.filtering()
+	if !resumed.IsZero() {
+		time.Sleep(time.Second) // kube-apiserver logs a request after answering it
+		evs, err := cp.AuditEvents()
+		if err != nil {
+			return res, err
+		}
+		group.pausedAccount(evs, resumed, &res.shard)
+	}
 	return res, nil
+}
+
+// userRequests adds up the requests by verb of users.
+func userRequests(a controlplane.AuditCounts, users []string) controlplane.VerbCounts {
+	out := controlplane.VerbCounts{}
+	for _, u := range users {
+		for v, n := range a.UserRequests[u] {
+			out[v] += n
+		}
+	}
+	return out
 }
 
 // warmUp creates an owner at 0 in ns, its pods bound to node unless "", and

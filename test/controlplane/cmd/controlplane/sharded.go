@@ -1,0 +1,674 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/reconcilekit/reconcilekit/test/controlplane"
+	"github.com/reconcilekit/reconcilekit/test/controlplane/faultproxy"
+)
+
+// Sharded contenders (-replicas N -shards K): the client-go rows run as N
+// replicas of rscontroller with -shards K, each a user of its own behind a
+// fault proxy of its own (as the high-availability faults' replicas), their
+// Leases in kube-system under a prefix of the run's own. kube-controller-
+// manager and the PodSet rows stay one process: the single-leader anchor.
+
+// shardFaults are the faults of sharded contenders, acting on one replica
+// (or, rolling, each in turn) -fault-after into the scale-up.
+var shardFaults = map[string]string{
+	"replica-add":     "start",
+	"replica-kill":    "SIGKILL",
+	"replica-pause":   "SIGSTOP",
+	"replica-rolling": "SIGTERM",
+}
+
+// shardedGate is kube-apiserver's feature gate of sharded list and watch
+// (KEP-5866, alpha).
+const shardedGate = "ShardedListAndWatch"
+
+// sharding is what -replicas, -shards and -sharded-list-and-watch ask for.
+type sharding struct {
+	replicas, shards int
+	serverSide       bool // -sharded-list-and-watch
+	serverSideSet    bool // given on the command line
+}
+
+// on reports whether the client-go contenders run sharded.
+func (s sharding) on() bool { return s.shards > 0 }
+
+// validate checks the flags against each other and against the fault.
+func (s sharding) validate(fault string) error {
+	_, replicaFault := shardFaults[fault]
+	_, haFault := haFaults[fault]
+	switch {
+	case s.replicas < 1:
+		return errors.New("want -replicas ≥ 1")
+	case s.shards < 0 || s.shards > 256:
+		return errors.New("want 0 ≤ -shards ≤ 256")
+	case s.replicas > 1 && s.shards == 0:
+		return errors.New("-replicas > 1 needs -shards > 0 (two active-passive replicas: -fault leader-kill, leader-pause or rolling-restart)")
+	case replicaFault && s.shards == 0:
+		return fmt.Errorf("-fault %s needs -shards > 0", fault)
+	case replicaFault && s.replicas < 2:
+		return fmt.Errorf("-fault %s needs -replicas ≥ 2", fault)
+	case s.on() && haFault:
+		return fmt.Errorf("-fault %s runs two active-passive replicas: not with -shards", fault)
+	case s.on() && !replicaFault && fault != "none":
+		return fmt.Errorf("-fault %s acts on one controller's proxy: with -shards only none, replica-add, replica-kill, replica-pause or replica-rolling", fault)
+	}
+	return nil
+}
+
+// featureGates returns gates with ShardedListAndWatch set as -sharded-list-and-watch
+// says: unchanged (nil stays nil) when sharding is off and the flag was not given.
+func (s sharding) featureGates(gates map[string]bool) map[string]bool {
+	if !s.on() && !s.serverSideSet {
+		return gates
+	}
+	out := make(map[string]bool, len(gates)+1)
+	for g, v := range gates {
+		out[g] = v
+	}
+	out[shardedGate] = s.serverSide
+	return out
+}
+
+// shardedRow reports whether contender k runs sharded under s.
+func (s sharding) shardedRow(k contender) bool { return s.on() && k.program == clientGoRS }
+
+// runPrefixes numbers the runs' Lease prefixes (every run has a control
+// plane of its own; the prefix still tells the runs' Leases apart in logs).
+var runPrefixes atomic.Int64
+
+// shardLease reports whether the Lease namespace/name is a shard Lease of
+// the group prefix (prefix-shard-I-of-K), of any K.
+func shardLease(namespace, name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix+"-shard-")
+	if namespace != "kube-system" || !ok {
+		return false
+	}
+	i, k, ok := strings.Cut(rest, "-of-")
+	_, err1 := strconv.Atoi(i)
+	_, err2 := strconv.Atoi(k)
+	return ok && err1 == nil && err2 == nil
+}
+
+// shardsHeld counts the shard Leases of prefix that each identity holds.
+func shardsHeld(leases []coordinationv1.Lease, prefix string) map[string]int {
+	held := map[string]int{}
+	for _, l := range leases {
+		if !shardLease(l.Namespace, l.Name, prefix) || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			continue
+		}
+		held[*l.Spec.HolderIdentity]++
+	}
+	return held
+}
+
+// settled reports whether all k shards are held by ids, and each of ids
+// holds one when there are enough shards for that.
+func settled(held map[string]int, ids []string, k int) bool {
+	total := 0
+	for _, id := range ids {
+		if held[id] == 0 && k >= len(ids) {
+			return false
+		}
+		total += held[id]
+	}
+	return total == k
+}
+
+// rejoined is when user first wrote a shard Lease of prefix successfully
+// at or after from: a paused replica taking a shard again (its renewals
+// of the shards it held meet a Conflict once another replica took them).
+func rejoined(evs []controlplane.AuditEvent, prefix, user string, from time.Time) (time.Time, bool) {
+	return first(evs, from, func(e controlplane.AuditEvent) bool {
+		return e.User == user && e.Resource == "leases" && e.Subresource == "" && shardLease(e.Namespace, e.Name, prefix) &&
+			(e.Verb == "create" || e.Verb == "update" || e.Verb == "patch") && e.Code >= 200 && e.Code < 300
+	})
+}
+
+// writesBetween counts user's writes to pods and ReplicaSets that arrived
+// in [from, to), whatever their answer, and the pod creates among them that
+// kube-apiserver accepted; a zero to means no end.
+func writesBetween(evs []controlplane.AuditEvent, user string, from, to time.Time) (writes, creates int) {
+	for _, e := range evs {
+		if e.User != user || e.Received.Before(from) || (!to.IsZero() && !e.Received.Before(to)) || !e.Write() {
+			continue
+		}
+		writes++
+		if podCreated(e) {
+			creates++
+		}
+	}
+	return writes, creates
+}
+
+// startedLine is how rscontroller says how it runs sharded.
+const startedLine = "rscontroller: running sharded, "
+
+// filteringOf finds rscontroller's line "running sharded, K shards,
+// ReplicaSets filtered server-side|client-side (why)" in its output and
+// returns "server-side (why)" or "client-side (why)".
+func filteringOf(output string) (string, bool) {
+	for line := range strings.Lines(output) {
+		_, rest, ok := strings.Cut(line, startedLine)
+		if !ok {
+			continue
+		}
+		_, f, ok := strings.Cut(rest, "ReplicaSets filtered ")
+		if ok {
+			return strings.TrimSpace(f), true
+		}
+	}
+	return "", false
+}
+
+// filteringSummary counts the replicas' answers by side ("server-side ×2"),
+// with every distinct reason once.
+func filteringSummary(seen []string) string {
+	if len(seen) == 0 {
+		return "—"
+	}
+	count := map[string]int{}
+	var why []string
+	for _, s := range seen {
+		side, reason, _ := strings.Cut(s, " ")
+		count[side]++
+		if reason != "" && !slices.Contains(why, reason) {
+			why = append(why, reason)
+		}
+	}
+	sides := make([]string, 0, len(count))
+	for side := range count {
+		sides = append(sides, side)
+	}
+	slices.Sort(sides)
+	for i, side := range sides {
+		sides[i] = fmt.Sprintf("%s ×%d", side, count[side])
+	}
+	out := strings.Join(sides, ", ")
+	if len(why) > 0 {
+		out += " " + strings.Join(why, " ")
+	}
+	return out
+}
+
+// shardResult is what a sharded run measured beyond runResult's columns.
+type shardResult struct {
+	replicaRSS []int64       // KiB, peak per replica slot (over its processes)
+	filtering  []string      // per process started: filteringOf its output ("?" when it printed none)
+	faultAt    time.Duration // from the scale-up to the fault
+	joined     time.Duration // replica-add, replica-rolling: the longest wait until a new replica held a shard
+	paused     time.Duration // replica-pause: how long it was stopped
+	// replica-pause: its writes after SIGCONT before it took a shard again
+	// (until the run's end when it did not), and the pod creates accepted among them.
+	pausedWrites, pausedCreates int
+	rejoin                      time.Duration // replica-pause: from SIGCONT to its shard Lease write; -1: none
+}
+
+// slot is one replica's place: a user and its proxy, and the processes
+// started in it (a replacement after a rolling restart is a new process
+// and identity, the same user).
+type slot struct {
+	user       string
+	proxy      *faultproxy.Proxy
+	kubeconfig string
+	procs      []string // process names = identities, in start order
+	pid        int      // of the last process; 0 before the first start
+	live       bool     // the last process runs and is counted
+	retiredCPU time.Duration
+	peakRSS    int64
+}
+
+// shardGroup is the N replicas of one sharded run. Its methods are safe for
+// concurrent use (the fault acts from a goroutine of its own).
+type shardGroup struct {
+	cp     *controlplane.ControlPlane
+	c      compareConfig
+	k      contender
+	client kubernetes.Interface
+	prefix string
+
+	mu    sync.Mutex
+	slots []*slot
+}
+
+// shardUsers are the users of a run's replica slots.
+func shardUsers(n int) []string {
+	users := make([]string, n)
+	for i := range users {
+		users[i] = fmt.Sprintf("reconcilekit-%d", i)
+	}
+	return users
+}
+
+// newShardGroup makes the group's slots (a proxy per user); it starts no
+// replica.
+func newShardGroup(cp *controlplane.ControlPlane, c compareConfig, k contender, client kubernetes.Interface) (*shardGroup, error) {
+	g := &shardGroup{cp: cp, c: c, k: k, client: client, prefix: fmt.Sprintf("compare-shards-%d", runPrefixes.Add(1))}
+	for _, u := range shardUsers(c.sharding.replicas) {
+		proxy, kubeconfig, err := cp.FaultProxy(u)
+		if err != nil {
+			return nil, err
+		}
+		g.slots = append(g.slots, &slot{user: u, proxy: proxy, kubeconfig: kubeconfig})
+	}
+	return g, nil
+}
+
+// start starts a process in slot i (its first, or a replacement) and
+// returns its identity.
+func (g *shardGroup) start(i int) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.slots[i]
+	name := s.user
+	if len(s.procs) > 0 {
+		name = fmt.Sprintf("%s-r%d", s.user, len(s.procs))
+	}
+	d := func(v time.Duration) string { return v.String() }
+	args := append([]string{
+		"-kubeconfig=" + s.kubeconfig, "-quiet",
+		"-qps=" + strconv.FormatFloat(g.c.qps, 'f', -1, 64), "-burst=" + strconv.Itoa(g.c.burst), "-workers=" + strconv.Itoa(g.c.workers),
+		"-shards=" + strconv.Itoa(g.c.sharding.shards),
+		"-leader-elect-resource-namespace=kube-system", "-leader-elect-resource-name=" + g.prefix, "-leader-elect-identity=" + name,
+		"-leader-elect-lease-duration=" + d(haLease), "-leader-elect-renew-deadline=" + d(haRenew), "-leader-elect-retry-period=" + d(haRetry),
+	}, g.k.args...)
+	pid, err := g.cp.StartProcess(name, g.c.rsBin, args...)
+	if err != nil {
+		return "", err
+	}
+	s.procs, s.pid, s.live = append(s.procs, name), pid, true
+	return name, nil
+}
+
+// retire reads slot i's process's CPU and peak RSS into the slot's totals
+// and stops counting it: before it is signalled to end.
+func (g *shardGroup) retire(i int) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.slots[i]
+	if !s.live {
+		return nil
+	}
+	cpu, err1 := procCPU(s.pid)
+	rss, err2 := procPeakRSS(s.pid)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("%s: %w", s.procs[len(s.procs)-1], err)
+	}
+	s.retiredCPU += cpu
+	s.peakRSS = max(s.peakRSS, rss)
+	s.live = false
+	return nil
+}
+
+// proc is slot i's last process name ("" before its first start).
+func (g *shardGroup) proc(i int) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p := g.slots[i].procs; len(p) > 0 {
+		return p[len(p)-1]
+	}
+	return ""
+}
+
+// cpu is the CPU time of every replica process so far, live or retired.
+func (g *shardGroup) cpu() (time.Duration, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var sum time.Duration
+	for _, s := range g.slots {
+		sum += s.retiredCPU
+		if s.live {
+			c, err := procCPU(s.pid)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", s.user, err)
+			}
+			sum += c
+		}
+	}
+	return sum, nil
+}
+
+// peakRSS is each slot's peak RSS (KiB) over its processes.
+func (g *shardGroup) peakRSS() ([]int64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]int64, len(g.slots))
+	for i, s := range g.slots {
+		out[i] = s.peakRSS
+		if s.live {
+			r, err := procPeakRSS(s.pid)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.user, err)
+			}
+			out[i] = max(out[i], r)
+		}
+	}
+	return out, nil
+}
+
+// stats adds up the proxies' counters that compareRun reads.
+func (g *shardGroup) stats() faultproxy.Stats {
+	var sum faultproxy.Stats
+	for _, s := range g.slots {
+		st := s.proxy.Stats()
+		sum.PodWatchBytesIn += st.PodWatchBytesIn
+		sum.WritesFailed += st.WritesFailed
+		sum.PodCreateResponsesDropped += st.PodCreateResponsesDropped
+		sum.PodWatchesExpired += st.PodWatchesExpired
+	}
+	return sum
+}
+
+// users are the slots' users.
+func (g *shardGroup) users() []string {
+	out := make([]string, len(g.slots))
+	for i, s := range g.slots {
+		out[i] = s.user
+	}
+	return out
+}
+
+// filtering reads, from each process's output, how it filters owners. Call
+// it before the control plane stops (Stop removes the logs).
+func (g *shardGroup) filtering() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, s := range g.slots {
+		for _, p := range s.procs {
+			b, _ := os.ReadFile(g.cp.LogPath(p))
+			f, ok := filteringOf(string(b))
+			if !ok {
+				f = "?"
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// waitSettled waits, for at most timeout, until the live processes of
+// slots hold all shards, each one when there are enough.
+func (g *shardGroup) waitSettled(ctx context.Context, slots []int, timeout time.Duration) error {
+	var ids []string
+	for _, i := range slots {
+		ids = append(ids, g.proc(i))
+	}
+	last := ""
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := g.client.CoordinationV1().Leases("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+		} else {
+			held := shardsHeld(list.Items, g.prefix)
+			if settled(held, ids, g.c.sharding.shards) {
+				return nil
+			}
+			last = fmt.Sprintf("shards held: %v", held)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for %s to hold the %d shards: not after %v: %s", strings.Join(ids, ", "), g.c.sharding.shards, timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// initial are the slots started before the workload: all but the last
+// with -fault replica-add.
+func (g *shardGroup) initial() []int {
+	n := len(g.slots)
+	if g.c.fault == "replica-add" {
+		n--
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// startAll starts the initial replicas and waits until they hold the shards.
+func (g *shardGroup) startAll(ctx context.Context) error {
+	for _, i := range g.initial() {
+		if _, err := g.start(i); err != nil {
+			return err
+		}
+	}
+	return g.waitSettled(ctx, g.initial(), 2*time.Minute)
+}
+
+// injectFault acts -fault-after from start (the scale-up's beginning) on
+// the last slot, or on every slot in turn (replica-rolling), and records
+// in res what it measured. It returns once the fault is over: the new or
+// replacement replicas hold shards, the paused one was resumed.
+func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label string, res *shardResult) (resumed time.Time, err error) {
+	select {
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	case <-time.After(time.Until(start.Add(g.c.faultAfter))):
+	}
+	last := len(g.slots) - 1
+	all := make([]int, len(g.slots))
+	for i := range all {
+		all[i] = i
+	}
+	at := time.Now()
+	res.faultAt = at.Sub(start)
+	name := g.proc(last)
+	fmt.Fprintf(os.Stderr, "compare: %s: -fault %s (%s) %v into the scale-up\n", label, g.c.fault, shardFaults[g.c.fault], res.faultAt.Round(10*time.Millisecond))
+	switch g.c.fault {
+	case "replica-add":
+		if _, err := g.start(last); err != nil {
+			return time.Time{}, err
+		}
+		if err := g.waitSettled(ctx, all, 2*time.Minute); err != nil {
+			return time.Time{}, err
+		}
+		res.joined = time.Since(at)
+	case "replica-kill":
+		if err := g.retire(last); err != nil {
+			return time.Time{}, err
+		}
+		if err := g.cp.KillComponent(name); err != nil {
+			return time.Time{}, err
+		}
+		if err := g.waitSettled(ctx, all[:last], 2*time.Minute); err != nil {
+			return time.Time{}, err
+		}
+	case "replica-pause":
+		if err := g.cp.Signal(name, syscall.SIGSTOP); err != nil {
+			return time.Time{}, err
+		}
+		// The others take its shards once its Leases expire; it is
+		// resumed no earlier than -resume-after, past them.
+		if err := g.waitSettled(ctx, all[:last], 2*time.Minute); err != nil {
+			return time.Time{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(time.Until(at.Add(g.c.resumeAfter))):
+		}
+		resumed = time.Now()
+		if err := g.cp.Signal(name, syscall.SIGCONT); err != nil {
+			return time.Time{}, err
+		}
+		res.paused = resumed.Sub(at)
+		fmt.Fprintf(os.Stderr, "compare: %s: SIGCONT sent to %s after %v\n", label, name, res.paused.Round(10*time.Millisecond))
+		if err := g.waitSettled(ctx, all, 2*time.Minute); err != nil {
+			return resumed, err
+		}
+	case "replica-rolling":
+		for _, i := range all {
+			old := g.proc(i)
+			if err := g.retire(i); err != nil {
+				return time.Time{}, err
+			}
+			if err := g.cp.Signal(old, syscall.SIGTERM); err != nil {
+				return time.Time{}, err
+			}
+			if err := poll(ctx, haExitWait, old+" exiting", func() bool { return !g.cp.Running(old) }); err != nil {
+				return time.Time{}, err
+			}
+			t := time.Now()
+			if _, err := g.start(i); err != nil {
+				return time.Time{}, err
+			}
+			if err := g.waitSettled(ctx, all, 2*time.Minute); err != nil {
+				return time.Time{}, err
+			}
+			res.joined = max(res.joined, time.Since(t))
+		}
+	}
+	return resumed, nil
+}
+
+// pausedAccount fills res's replica-pause counts from the audit log: the
+// paused replica's (the last slot's user) writes after SIGCONT before it
+// took a shard again.
+func (g *shardGroup) pausedAccount(evs []controlplane.AuditEvent, resumed time.Time, res *shardResult) {
+	user := g.slots[len(g.slots)-1].user
+	res.rejoin = -1
+	var until time.Time
+	if t, ok := rejoined(evs, g.prefix, user, resumed); ok {
+		until, res.rejoin = t, t.Sub(resumed)
+	}
+	res.pausedWrites, res.pausedCreates = writesBetween(evs, user, resumed, until)
+}
+
+// printSharded prints the sharded contenders' table, after the comparison's:
+// per replica and summed over them, and what the fault did.
+func printSharded(out io.Writer, c compareConfig, chosen []contender, results [][]runResult) {
+	s := c.sharding
+	gate := "off"
+	if s.serverSide {
+		gate = "on"
+	}
+	fmt.Fprintf(out, "\nSharded: %d replicas × %d shards, kube-apiserver feature gate %s %s, Leases in kube-system, lease %v / renew %v / retry %v",
+		s.replicas, s.shards, shardedGate, gate, haLease, haRenew, haRetry)
+	if v, ok := shardFaults[c.fault]; ok {
+		fmt.Fprintf(out, "; fault %s (%s, %v into the scale-up)", c.fault, v, c.faultAfter)
+	}
+	fmt.Fprint(out, "\n\n")
+	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
+	sep := "|---|---|---:|---:|---:|---:|---:|---:|"
+	switch c.fault {
+	case "replica-add", "replica-rolling":
+		head += " new replica holding shards after |"
+		sep += "---:|"
+	case "replica-pause":
+		head += " paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
+		sep += "---:|---:|---:|"
+	}
+	fmt.Fprintln(out, head)
+	fmt.Fprintln(out, sep)
+	for i, k := range chosen {
+		if !s.shardedRow(k) {
+			continue
+		}
+		rs := results[i]
+		col := func(f func(runResult) float64, format string) string {
+			v := make([]float64, len(rs))
+			for r := range rs {
+				v[r] = f(rs[r])
+			}
+			return spread(v, format)
+		}
+		var seen []string
+		for _, r := range rs {
+			seen = append(seen, r.shard.filtering...)
+		}
+		sum := func(r runResult, f func(measured) time.Duration) float64 {
+			var d time.Duration
+			for _, m := range r.phases {
+				d += f(m)
+			}
+			return d.Seconds()
+		}
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", k.name, filteringSummary(seen),
+			col(func(r runResult) float64 { return float64(slices.Max(r.shard.replicaRSS)) / 1024 }, "%.0f MiB"),
+			col(func(r runResult) float64 { return meanKiB(r.shard.replicaRSS) / 1024 }, "%.0f MiB"),
+			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.cpu }) }, "%.2f s"),
+			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.apiCPU }) }, "%.2f s"),
+			col(func(r runResult) float64 {
+				n := 0
+				for _, m := range r.phases {
+					n += m.creates + m.deletes + m.statusWrites
+				}
+				return float64(n)
+			}, "%.0f"),
+			col(func(r runResult) float64 { return float64(r.extra) }, "%.0f"))
+		switch c.fault {
+		case "replica-add", "replica-rolling":
+			row += " " + col(func(r runResult) float64 { return r.shard.joined.Seconds() }, "%.1f s") + " |"
+		case "replica-pause":
+			rejoin := col(func(r runResult) float64 { return r.shard.rejoin.Seconds() }, "%.1f s")
+			for _, r := range rs {
+				if r.shard.rejoin < 0 {
+					rejoin += " (a run where it took none: -1)"
+					break
+				}
+			}
+			row += fmt.Sprintf(" %s | %s (%s) | %s |",
+				col(func(r runResult) float64 { return r.shard.paused.Seconds() }, "%.1f s"),
+				col(func(r runResult) float64 { return float64(r.shard.pausedWrites) }, "%.0f"),
+				col(func(r runResult) float64 { return float64(r.shard.pausedCreates) }, "%.0f"), rejoin)
+		}
+		fmt.Fprintln(out, row)
+	}
+	notes := []string{
+		"median, and min–max over the runs when they differ",
+		"the table above shows these contenders' CPU summed over their replicas and their peak RSS as the largest replica's; its API requests by verb are summed over the replicas, by verb and resource not counted (the audit log keeps those for one user)",
+		"owners filtered: what each replica process printed (rscontroller's \"ReplicaSets filtered …\"), counted over the runs",
+		"writes: the replicas' pod creates, deletes and status writes that reached kube-apiserver, every phase",
+	}
+	switch c.fault {
+	case "replica-add":
+		notes = append(notes, "replica-add: the run starts with one replica fewer; new replica holding shards: from its start until every replica holds a shard")
+	case "replica-kill":
+		notes = append(notes, "replica-kill: the last replica is killed; its shards are taken when their Leases expire")
+	case "replica-rolling":
+		notes = append(notes, "replica-rolling: each replica in turn gets SIGTERM, is waited for to exit, and is replaced by a new process and identity; new replica holding shards: the longest wait, from a replacement's start until every replica holds a shard")
+	case "replica-pause":
+		notes = append(notes, fmt.Sprintf("replica-pause: the last replica is stopped, and resumed once the others hold its shards and no earlier than %v after the SIGSTOP; its writes after SIGCONT are to pods and ReplicaSets, accepted or refused, until its first successful write of a shard Lease (or the run's end), from kube-apiserver's audit log", c.resumeAfter))
+	}
+	if _, ok := shardFaults[c.fault]; ok {
+		notes = append(notes, "kube-controller-manager (and the PodSet rows) run one process and no fault: the anchor")
+	}
+	fmt.Fprintf(out, "\n(%s)\n", strings.Join(notes, "; "))
+}
+
+// meanKiB is the mean of v, 0 for none.
+func meanKiB(v []int64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	var sum int64
+	for _, x := range v {
+		sum += x
+	}
+	return float64(sum) / float64(len(v))
+}
