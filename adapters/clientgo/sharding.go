@@ -20,15 +20,15 @@ func (o OwnedPods) ForShard(s sharding.Shard) (OwnedPods, error) {
 	return o, nil
 }
 
-// Unsharded returns o restricted to the pods without
-// [sharding.BucketLabel]: those its controller created before sharding was
-// turned on, which the holders of their owners' shards stamp
+// Unsharded returns o restricted to the pods without a valid
+// [sharding.BucketLabel] ([sharding.UnstampedSelector]): those its
+// controller created before sharding was turned on, which the holders of their owners' shards stamp
 // (sharding.Unstamped). With a stamp the informer holds none of them once
 // they are stamped; the zero OwnedPods selects every pod without the
 // label, so a controller without a stamp caches every other pod of the
 // cluster once more.
 func (o OwnedPods) Unsharded() OwnedPods {
-	o.shard = "!" + sharding.BucketLabel
+	o.shard = sharding.UnstampedSelector()
 	return o
 }
 

@@ -49,9 +49,9 @@ func TestOwnedPodsForShardAndUnsharded(t *testing.T) {
 	}{
 		{name: "stamp, ForShard", owned: shardOwned, want: stampKey + "=rs-controller," + s.PodSelector(), wantStamp: stamp},
 		{name: "zero, ForShard", owned: shardZero, want: s.PodSelector()},
-		{name: "stamp, Unsharded", owned: owned.Unsharded(), want: stampKey + "=rs-controller,!" + sharding.BucketLabel, wantStamp: stamp},
-		{name: "zero, Unsharded", owned: clientgo.OwnedPods{}.Unsharded(), want: "!" + sharding.BucketLabel},
-		{name: "Unsharded after ForShard", owned: shardOwned.Unsharded(), want: stampKey + "=rs-controller,!" + sharding.BucketLabel, wantStamp: stamp},
+		{name: "stamp, Unsharded", owned: owned.Unsharded(), want: stampKey + "=rs-controller," + sharding.UnstampedSelector(), wantStamp: stamp},
+		{name: "zero, Unsharded", owned: clientgo.OwnedPods{}.Unsharded(), want: sharding.UnstampedSelector()},
+		{name: "Unsharded after ForShard", owned: shardOwned.Unsharded(), want: stampKey + "=rs-controller," + sharding.UnstampedSelector(), wantStamp: stamp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := listRestrictions(t, tc.owned)

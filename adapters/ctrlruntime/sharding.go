@@ -5,7 +5,6 @@ import (
 	"maps"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/reconcilekit/reconcilekit/adapters/sharding"
 )
@@ -32,19 +31,19 @@ func (o OwnedPods) ForShard(s sharding.Shard) (OwnedPods, error) {
 	return o, nil
 }
 
-// Unsharded returns o restricted to the pods without
-// [sharding.BucketLabel]: those its controller created before sharding was
-// turned on, which the holders of their owners' shards stamp
+// Unsharded returns o restricted to the pods without a valid
+// [sharding.BucketLabel] ([sharding.UnstampedRequirement]): those its
+// controller created before sharding was turned on, which the holders of their owners' shards stamp
 // (sharding.Unstamped). With a stamp the cache holds none of them once
 // they are stamped; the zero OwnedPods selects every pod without the
 // label, so a controller without a stamp caches every other pod of the
 // cluster once more.
 func (o OwnedPods) Unsharded() OwnedPods {
-	r, err := labels.NewRequirement(sharding.BucketLabel, selection.DoesNotExist, nil)
-	if err != nil {
-		panic(err) // unreachable: BucketLabel is a valid key
+	r, ok := sharding.UnstampedRequirement()
+	if !ok {
+		return o // unreachable: sharding's tests build the requirement
 	}
-	o.shard = labels.NewSelector().Add(*r)
+	o.shard = labels.NewSelector().Add(r)
 	return o
 }
 

@@ -114,8 +114,8 @@ func TestOwnedPodsUnshardedSelectsNoShard(t *testing.T) {
 		owned ctrlruntime.OwnedPods
 		label string
 	}{
-		"owned pods":     {owned.Unsharded(), stampKey + "=podset,!" + sharding.BucketLabel},
-		"zero OwnedPods": {ctrlruntime.OwnedPods{}.Unsharded(), "!" + sharding.BucketLabel},
+		"owned pods":     {owned.Unsharded(), stampKey + "=podset," + sharding.UnstampedSelector()},
+		"zero OwnedPods": {ctrlruntime.OwnedPods{}.Unsharded(), sharding.UnstampedSelector()},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := c.owned.CacheOptions(cache.Options{})
@@ -166,7 +166,7 @@ func TestProductionForShard(t *testing.T) {
 	unsharded := mustProduction(t).Unsharded()
 	got, err = unsharded.CacheOptions(cache.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, "example.com/managed-by=web,!"+sharding.BucketLabel, podEntry(t, got).Label.String())
+	assert.Equal(t, "example.com/managed-by=web,"+sharding.UnstampedSelector(), podEntry(t, got).Label.String())
 
 	zero, err := ctrlruntime.Production{}.ForShard(shard)
 	require.NoError(t, err)

@@ -169,6 +169,33 @@ func (s Shard) PodSelector() string {
 	return r.String()
 }
 
+// UnstampedRequirement returns the label requirement of the pods that
+// carry no valid bucket: [BucketLabel] absent, empty or not one of the
+// [Buckets] values (notin every value). No shard's pod cache selects them;
+// they are the pods an [Unstamped] reads. The second result is false only
+// if the requirement cannot be built, which the package's tests rule out.
+func UnstampedRequirement() (labels.Requirement, bool) {
+	values := make([]string, Buckets)
+	for b := range values {
+		values[b] = bucketValue(b)
+	}
+	r, err := labels.NewRequirement(BucketLabel, selection.NotIn, values)
+	if err != nil {
+		return labels.Requirement{}, false
+	}
+	return *r, true
+}
+
+// UnstampedSelector returns [UnstampedRequirement] as a label selector
+// string.
+func UnstampedSelector() string {
+	r, ok := UnstampedRequirement()
+	if !ok {
+		return ""
+	}
+	return r.String()
+}
+
 // joinSelectors joins label selector strings with commas, leaving out empty ones.
 func joinSelectors(sel ...string) string {
 	var parts []string

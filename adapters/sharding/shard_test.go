@@ -319,3 +319,23 @@ func BenchmarkContains(b *testing.B) {
 		sinkBool = s.Contains(uid)
 	}
 }
+
+// TestUnstampedSelector: the pods no shard's pod cache selects are exactly
+// those whose bucket label is absent or no bucket value.
+func TestUnstampedSelector(t *testing.T) {
+	sel, err := labels.Parse(sharding.UnstampedSelector())
+	require.NoError(t, err)
+	for _, v := range []string{"", "zz", "0", "100", "0A", " 00"} {
+		assert.True(t, sel.Matches(labels.Set{sharding.BucketLabel: v}), "bucket %q", v)
+	}
+	assert.True(t, sel.Matches(labels.Set{"app": "web"}), "no bucket label")
+	for b := range sharding.Buckets {
+		v := fmt.Sprintf("%02x", b)
+		assert.False(t, sel.Matches(labels.Set{sharding.BucketLabel: v}), "bucket %q", v)
+		for _, s := range []sharding.Shard{{Index: 0, Count: 1}} {
+			shardSel, err := labels.Parse(s.PodSelector())
+			require.NoError(t, err)
+			assert.True(t, shardSel.Matches(labels.Set{sharding.BucketLabel: v}))
+		}
+	}
+}

@@ -19,11 +19,11 @@ import (
 const controllerIndex = "sharding.reconcilekit.io/controller-uid"
 
 // Unstamped is what a sharded controller knows of its pods that carry no
-// [BucketLabel]: those created before sharding was turned on (and any a
-// user stripped of the label), which no shard's pod cache selects. Read
-// from an informer of the pods without the label (clientgo:
-// OwnedPods.Unsharded().Factory), shared by all the shards a replica
-// holds, it is used twice per shard:
+// valid [BucketLabel]: those created before sharding was turned on (and any
+// a user stripped of the label or set to a value that is no bucket), which
+// no shard's pod cache selects. Read from an informer of those pods
+// ([UnstampedSelector]; clientgo: OwnedPods.Unsharded().Factory), shared by
+// all the shards a replica holds, it is used twice per shard:
 //
 //   - [WrapCluster] adds the shard's unstamped pods, by their controller,
 //     to the pods its Controller lists, so that they count from the first
@@ -82,7 +82,7 @@ func (u *Unstamped) of(namespace string, uid types.UID) []*corev1.Pod {
 	}
 	var out []*corev1.Pod
 	for _, o := range objs {
-		if p, ok := o.(*corev1.Pod); ok && (namespace == "" || p.Namespace == namespace) && p.Labels[BucketLabel] == "" {
+		if p, ok := o.(*corev1.Pod); ok && (namespace == "" || p.Namespace == namespace) && p.Labels[BucketLabel] != BucketValue(uid) {
 			out = append(out, p)
 		}
 	}
@@ -97,10 +97,10 @@ func (u *Unstamped) inShard(s Shard, namespace string) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, o := range u.informer.GetStore().List() {
 		p, ok := o.(*corev1.Pod)
-		if !ok || (namespace != "" && p.Namespace != namespace) || p.Labels[BucketLabel] != "" {
+		if !ok || (namespace != "" && p.Namespace != namespace) {
 			continue
 		}
-		if ref := metav1.GetControllerOf(p); ref != nil && s.Contains(ref.UID) {
+		if ref := metav1.GetControllerOf(p); ref != nil && s.Contains(ref.UID) && p.Labels[BucketLabel] != BucketValue(ref.UID) {
 			out = append(out, p)
 		}
 	}
