@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -194,15 +193,4 @@ func UnstampedSelector() string {
 		return ""
 	}
 	return r.String()
-}
-
-// joinSelectors joins label selector strings with commas, leaving out empty ones.
-func joinSelectors(sel ...string) string {
-	var parts []string
-	for _, s := range sel {
-		if s != "" {
-			parts = append(parts, s)
-		}
-	}
-	return strings.Join(parts, ",")
 }
