@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -85,7 +86,7 @@ func SetupSharded(mgr ctrl.Manager, so ShardedOptions, opts Options) (*sharding.
 	if err != nil {
 		return nil, err
 	}
-	rc, scheme := mgr.GetConfig(), mgr.GetScheme()
+	rc, scheme := sharedRateLimit(mgr.GetConfig()), mgr.GetScheme()
 	log := mgr.GetLogger().WithName("podset")
 	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		ctx = logr.NewContext(ctx, log) // the Coordinator's log and the shards'
@@ -206,4 +207,21 @@ func RunShard(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, h *s
 	})
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// sharedRateLimit returns rc, or, when rc has a client-side limit (QPS
+// above 0, -qps), a copy whose clients share one token bucket of it: every
+// shard's fenced config (fencing.WrapConfig copies it) draws from the
+// replica's one budget, however many shards it holds.
+func sharedRateLimit(rc *rest.Config) *rest.Config {
+	if rc.RateLimiter != nil || rc.QPS <= 0 {
+		return rc
+	}
+	c := rest.CopyConfig(rc)
+	burst := c.Burst
+	if burst <= 0 {
+		burst = rest.DefaultBurst
+	}
+	c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.QPS, burst)
+	return c
 }

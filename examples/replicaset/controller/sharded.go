@@ -15,6 +15,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
@@ -57,6 +58,9 @@ type ShardedOptions struct {
 // every shard is given back and RunSharded returns.
 func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Options) error {
 	log := klog.FromContext(ctx)
+	// One rate limiter for every shard's client: the replica's QPS and
+	// burst are its budget however many shards it holds.
+	rc = sharedRateLimit(rc)
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -147,4 +151,24 @@ func runShard(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Opti
 		workers = 1
 	}
 	return ctrl.Run(ctx, workers)
+}
+
+// sharedRateLimit returns a copy of rc whose clients share one token
+// bucket of rc's QPS and burst (client-go's defaults when 0): every
+// config derived from it (fencing.WrapConfig copies it) draws from the same
+// budget. A negative QPS (no limit) or an explicit RateLimiter is kept.
+func sharedRateLimit(rc *rest.Config) *rest.Config {
+	c := rest.CopyConfig(rc)
+	if c.RateLimiter != nil || c.QPS < 0 {
+		return c
+	}
+	qps, burst := c.QPS, c.Burst
+	if qps == 0 {
+		qps = rest.DefaultQPS
+	}
+	if burst == 0 {
+		burst = rest.DefaultBurst
+	}
+	c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	return c
 }
