@@ -206,13 +206,14 @@ func (c *Coordinator) Run(ctx context.Context, run RunFunc) error {
 	if run == nil {
 		return errors.New("sharding: Coordinator.Run: nil RunFunc")
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait() // the Lease informer and every RunFunc
 	if s, ok := c.store.(*apiStore); ok {
-		go s.informer.RunWithContext(ctx)
+		wg.Go(func() { s.informer.RunWithContext(ctx) })
 		if !cache.WaitForCacheSync(ctx.Done(), s.informer.HasSynced) {
 			return nil
 		}
 	}
-	var wg sync.WaitGroup
 	start := func(ctx context.Context, h *holding) {
 		wg.Go(func() {
 			defer c.poke()
@@ -231,6 +232,5 @@ func (c *Coordinator) Run(ctx context.Context, run RunFunc) error {
 		t.Stop()
 	}
 	c.stop(klog.FromContext(ctx))
-	wg.Wait()
 	return nil
 }
