@@ -35,7 +35,11 @@
 //
 // The proxy's own answers are Kubernetes Status objects in JSON, which
 // client-go turns into the apierrors error of their reason. [Stats] counts
-// each fault's victims.
+// each fault's victims, and the bytes of the pod watch responses and of the
+// ReplicaSet watch and list responses ([IsReplicaSetWatch],
+// [IsReplicaSetList]), which pass through unaltered: a sharded controller's
+// owner watches carry its shards' owners alone when kube-apiserver selects
+// them.
 //
 // Guarantees:
 //

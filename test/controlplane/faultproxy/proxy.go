@@ -14,7 +14,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +65,12 @@ type Stats struct {
 	// PodWatchesExpired is the pod watch requests
 	// [Proxy.ExpirePodWatchesBefore] refused.
 	PodWatchesExpired int64
+	// ReplicaSetWatchBytes is the bytes of ReplicaSet watch responses
+	// ([IsReplicaSetWatch]) received from the API server, and
+	// ReplicaSetListBytes those of ReplicaSet list responses
+	// ([IsReplicaSetList]): the bodies as it sent them (compressed when it
+	// compressed them), each handed on at once and unaltered.
+	ReplicaSetWatchBytes, ReplicaSetListBytes int64
 }
 
 // Proxy is a running fault proxy made by [Start]. Its methods are safe for
@@ -80,7 +85,7 @@ type Proxy struct {
 
 	requests, podWatches, bytesIn, bytesOut               atomic.Int64
 	watchesCut, watchesHeld, createsDropped, writesFailed atomic.Int64
-	watchesExpired                                        atomic.Int64
+	watchesExpired, rsWatchBytes, rsListBytes             atomic.Int64
 
 	mu sync.Mutex
 	// delay is the pod watch delay; changed is closed (and replaced) when
@@ -262,7 +267,8 @@ func (p *Proxy) Stats() Stats {
 		PodWatchBytesIn: p.bytesIn.Load(), PodWatchBytesOut: p.bytesOut.Load(),
 		PodWatchesCut: p.watchesCut.Load(), PodWatchesHeld: p.watchesHeld.Load(),
 		PodCreateResponsesDropped: p.createsDropped.Load(), WritesFailed: p.writesFailed.Load(),
-		PodWatchesExpired: p.watchesExpired.Load()}
+		PodWatchesExpired: p.watchesExpired.Load(), ReplicaSetWatchBytes: p.rsWatchBytes.Load(),
+		ReplicaSetListBytes: p.rsListBytes.Load()}
 }
 
 // Close stops the proxy: it closes the listener and every client
@@ -373,7 +379,14 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		droppedCreate.replace(resp)
 		return nil
 	}
-	if !IsPodWatch(resp.Request) {
+	switch {
+	case IsReplicaSetWatch(resp.Request):
+		resp.Body = countedBody{resp.Body, &p.rsWatchBytes}
+		return nil
+	case IsReplicaSetList(resp.Request):
+		resp.Body = countedBody{resp.Body, &p.rsListBytes}
+		return nil
+	case !IsPodWatch(resp.Request):
 		return nil
 	}
 	p.podWatches.Add(1)
@@ -439,29 +452,6 @@ func (s status) replace(resp *http.Response) {
 // same under the deprecated /api/v1/watch/ prefix. A watch of one named pod
 // (…/pods/name) is not one, nor is a subresource.
 func IsPodWatch(r *http.Request) bool {
-	if r.Method != http.MethodGet {
-		return false
-	}
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(parts) < 3 || parts[0] != "api" || parts[1] != "v1" {
-		return false
-	}
-	parts = parts[2:]
-	watchPrefix := parts[0] == "watch"
-	if watchPrefix {
-		parts = parts[1:]
-	}
-	isPods := (len(parts) == 1 && parts[0] == "pods") ||
-		(len(parts) == 3 && parts[0] == "namespaces" && parts[1] != "" && parts[2] == "pods")
-	if !isPods {
-		return false
-	}
-	if watchPrefix {
-		return true
-	}
-	switch r.URL.Query().Get("watch") {
-	case "true", "1":
-		return true
-	}
-	return false
+	ok, watch := collectionGet(r, coreV1, "pods")
+	return ok && watch
 }

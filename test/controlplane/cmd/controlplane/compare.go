@@ -204,7 +204,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.phaseTimeout, "phase-timeout", 0, "give up on a phase that has not converged by then (default 5m, or 40 ms per pod of -owners × -pods when longer)")
 	fs.DurationVar(&c.lag, "lag", 5*time.Minute+30*time.Second, "-fault informer-lag: how long the controller's pod watch is delayed during the scale-up")
 	fs.DurationVar(&c.touch, "touch", 5*time.Minute+10*time.Second, "-fault informer-lag: when, after the scale-up began, the ReplicaSet is touched (an annotation) to make the controller sync")
-	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only); and, with each contender as two replicas behind a Lease (lease 15s, renew 10s, retry 2s), each its own user behind its own proxy, on the 0 → -pods scale-up alone: leader-kill (SIGKILL to the leader -fault-after into the scale-up), leader-pause (SIGSTOP to the leader -fault-after in; SIGCONT once the other replica holds the lease and the ReplicaSet converged, at the earliest -resume-after after the SIGSTOP), rolling-restart (SIGTERM to the leader -fault-after in); contenders 0–3 and 5, -owners 1 only; and, with -shards > 0 and -replicas ≥ 2, for the client-go contenders (kube-controller-manager runs unharmed, the anchor), -fault-after into the first scale-up: replica-add (the run starts with -replicas − 1 and the last is started then), replica-kill (SIGKILL to the last replica), replica-pause (SIGSTOP to the last replica, SIGCONT once the others hold its shards and no earlier than -resume-after; its writes after SIGCONT before it takes a shard again are counted), replica-rolling (SIGTERM to each replica in turn, a replacement started once it exited, the next once every replica holds shards)")
+	fs.StringVar(&c.fault, "fault", "none", "fault injected between each controller and kube-apiserver: none; informer-lag (the controller's pod watch is delayed by -lag during the scale-up, past the 5-minute expectations expiry, and the ReplicaSet is touched at -touch; kubernetes#129795; -owners 1 only); lost-creates (the responses of the first 50 pod creates of the scale-up are dropped after the API server applied them); failing-writes (10% of the controller's writes fail with 500, throughout); lost-event (a last phase scales up by one while the controller's pod watch is held; that pod is deleted, and the watch's resume is refused as expired, so the controller lists again and never sees the pod; the ReplicaSet is touched every -touch-every until the controller makes progress; -owners 1 only); and, with each contender as two replicas behind a Lease (lease 15s, renew 10s, retry 2s), each its own user behind its own proxy, on the 0 → -pods scale-up alone: leader-kill (SIGKILL to the leader -fault-after into the scale-up), leader-pause (SIGSTOP to the leader -fault-after in; SIGCONT once the other replica holds the lease and the ReplicaSet converged, at the earliest -resume-after after the SIGSTOP), rolling-restart (SIGTERM to the leader -fault-after in); contenders 0–3 and 5, -owners 1 only; and, with -shards > 0 and -replicas ≥ 2, for the client-go contenders (kube-controller-manager runs unharmed, the anchor), -fault-after into the first scale-up: replica-add (the run starts with -replicas − 1 and the last is started then), replica-kill (SIGKILL to the last replica), replica-pause (SIGSTOP to the last replica, SIGCONT once the others hold its shards and no earlier than -resume-after; its writes after SIGCONT before it takes a shard again are counted), replica-rolling (SIGTERM to each replica in turn, a replacement started once it exited, the next once every replica holds shards), replica-reshard (K changed: as replica-rolling, but every replacement runs with -shards=-reshard; as a replica holds no shard while one of another K is held, the replacements hold nothing until the last old replica exited: between replacements the run waits, bounded, for the old replicas left to hold every old shard and notes how many they held; then it times the re-shard, from the last old replica's exit until the new replicas hold every new shard)")
 	fs.DurationVar(&c.faultAfter, "fault-after", 3*time.Second, "-fault leader-kill, leader-pause, rolling-restart: when, after the scale-up began, the leader is stopped")
 	fs.DurationVar(&c.resumeAfter, "resume-after", haLease+10*time.Second, "-fault leader-pause: the shortest pause of the leader (it is resumed once the other replica leads and the ReplicaSet converged, and no earlier than this)")
 	fs.DurationVar(&c.touchEvery, "touch-every", 2*time.Second, "-fault lost-event: how often the ReplicaSet is touched (an annotation) to make the controller sync")
@@ -220,6 +220,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&c.crowd.timeout, "unrelated-timeout", 0, "-unrelated: give up when creating them takes longer (default 2m plus 20 ms per pod)")
 	fs.IntVar(&c.sharding.replicas, "replicas", 1, "with -shards: replicas of each client-go contender (rscontroller -shards K), each a user of its own behind a fault proxy of its own, the Leases in kube-system under a prefix of the run's (lease 15s, renew 10s, retry 2s); kube-controller-manager and the PodSet rows ignore it: one process, the single-leader anchor")
 	fs.IntVar(&c.sharding.shards, "shards", 0, "shards of the client-go contenders' owners over their -replicas (adapters/sharding; 1–256); 0: not sharded, today's table. kube-controller-manager and the PodSet rows ignore it")
+	fs.IntVar(&c.sharding.reshard, "reshard", 0, "-fault replica-reshard: the shards K2 of the replacements (1–256, other than -shards); required with that fault, refused with any other")
 	fs.BoolVar(&c.sharding.serverSide, "sharded-list-and-watch", true, "with -shards: kube-apiserver's feature gate ShardedListAndWatch (KEP-5866) on, so that each replica asks it for its shards' owners; false: off, the replicas filter owners themselves (every control plane of the run gets the gate, kube-controller-manager's too)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
@@ -273,7 +274,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 		if c.fleet() {
 			return errors.New("controlplane: compare: -fault informer-lag needs -owners 1")
 		}
-	case "replica-add", "replica-kill", "replica-pause", "replica-rolling":
+	case "replica-add", "replica-kill", "replica-pause", "replica-rolling", "replica-reshard":
 		if c.faultAfter <= 0 || c.resumeAfter <= 0 {
 			return errors.New("controlplane: compare: want -fault-after > 0 and -resume-after > 0")
 		}
@@ -745,6 +746,10 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 				resumed, faultErr = group.injectFault(faultCtx, t0, label, &faultRes)
 			})
 			timeout += c.faultAfter + c.resumeAfter + time.Duration(c.sharding.replicas)*(haExitWait+haLease)
+			if c.fault == "replica-reshard" {
+				// The owners of old shards left unheld wait for the last replacement.
+				timeout += time.Duration(c.sharding.replicas) * (oldCoverWait + haRetry)
+			}
 		}
 		if ph.lostEvent {
 			timeout += expectationsTTL
@@ -834,6 +839,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		return res, err
 	}
 	res.peakRSS = slices.Max(res.shard.replicaRSS)
+	res.shard.ownerWatch, res.shard.ownerList = group.ownerBytes()
 	res.shard.filtering = group.filtering()
 	if !resumed.IsZero() {
 		time.Sleep(time.Second) // kube-apiserver logs a request after answering it

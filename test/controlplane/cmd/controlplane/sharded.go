@@ -29,21 +29,25 @@ import (
 // manager and the PodSet rows stay one process: the single-leader anchor.
 
 // shardFaults are the faults of sharded contenders, acting on one replica
-// (or, rolling, each in turn) -fault-after into the scale-up.
+// (or, rolling and re-sharding, each in turn) -fault-after into the
+// scale-up.
 var shardFaults = map[string]string{
 	"replica-add":     "start",
 	"replica-kill":    "SIGKILL",
 	"replica-pause":   "SIGSTOP",
 	"replica-rolling": "SIGTERM",
+	"replica-reshard": "SIGTERM",
 }
 
 // shardedGate is kube-apiserver's feature gate of sharded list and watch
 // (KEP-5866, alpha).
 const shardedGate = "ShardedListAndWatch"
 
-// sharding is what -replicas, -shards and -sharded-list-and-watch ask for.
+// sharding is what -replicas, -shards, -reshard and -sharded-list-and-watch
+// ask for.
 type sharding struct {
 	replicas, shards int
+	reshard          int  // -reshard: the K of -fault replica-reshard's replacements; 0: not given
 	serverSide       bool // -sharded-list-and-watch
 	serverSideSet    bool // given on the command line
 }
@@ -69,7 +73,11 @@ func (s sharding) validate(fault string) error {
 	case s.on() && haFault:
 		return fmt.Errorf("-fault %s runs two active-passive replicas: not with -shards", fault)
 	case s.on() && !replicaFault && fault != "none":
-		return fmt.Errorf("-fault %s acts on one controller's proxy: with -shards only none, replica-add, replica-kill, replica-pause or replica-rolling", fault)
+		return fmt.Errorf("-fault %s acts on one controller's proxy: with -shards only none, replica-add, replica-kill, replica-pause, replica-rolling or replica-reshard", fault)
+	case fault == "replica-reshard" && (s.reshard < 1 || s.reshard > 256 || s.reshard == s.shards):
+		return fmt.Errorf("-fault replica-reshard needs -reshard K2, 1 ≤ K2 ≤ 256 and other than -shards %d (got %d)", s.shards, s.reshard)
+	case fault != "replica-reshard" && s.reshard != 0:
+		return fmt.Errorf("-reshard is the K of -fault replica-reshard's replacements: not with -fault %s", fault)
 	}
 	return nil
 }
@@ -98,26 +106,57 @@ var runPrefixes atomic.Int64
 // shardLease reports whether the Lease namespace/name is a shard Lease of
 // the group prefix (prefix-shard-I-of-K), of any K.
 func shardLease(namespace, name, prefix string) bool {
+	_, ok := shardCount(namespace, name, prefix)
+	return ok
+}
+
+// shardCount returns the K of the shard Lease namespace/name of the group
+// prefix (prefix-shard-I-of-K); false when it is not one.
+func shardCount(namespace, name, prefix string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, prefix+"-shard-")
 	if namespace != "kube-system" || !ok {
-		return false
+		return 0, false
 	}
 	i, k, ok := strings.Cut(rest, "-of-")
 	_, err1 := strconv.Atoi(i)
-	_, err2 := strconv.Atoi(k)
-	return ok && err1 == nil && err2 == nil
+	count, err2 := strconv.Atoi(k)
+	return count, ok && err1 == nil && err2 == nil
 }
 
-// shardsHeld counts the shard Leases of prefix that each identity holds.
-func shardsHeld(leases []coordinationv1.Lease, prefix string) map[string]int {
+// shardsHeld counts the shard Leases of prefix and of k shards that each
+// identity holds; a Lease of another K, left by replicas of that K, is not
+// counted.
+func shardsHeld(leases []coordinationv1.Lease, prefix string, k int) map[string]int {
 	held := map[string]int{}
 	for _, l := range leases {
-		if !shardLease(l.Namespace, l.Name, prefix) || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+		if count, ok := shardCount(l.Namespace, l.Name, prefix); !ok || count != k || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 			continue
 		}
 		held[*l.Spec.HolderIdentity]++
 	}
 	return held
+}
+
+// registered reports whether id holds a replica Lease of prefix
+// (prefix-replica-…): it counts among the group's replicas, and so in
+// every other replica's share of the shards, whatever its K.
+func registered(leases []coordinationv1.Lease, prefix, id string) bool {
+	for _, l := range leases {
+		if l.Namespace == "kube-system" && strings.HasPrefix(l.Name, prefix+"-replica-") &&
+			l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == id {
+			return true
+		}
+	}
+	return false
+}
+
+// heldBy is how many shards ids hold together.
+func heldBy(held map[string]int, ids []string) int {
+	n := 0
+	for _, id := range ids {
+		n += held[id]
+	}
+	return n
 }
 
 // settled reports whether all k shards are held by ids, and each of ids
@@ -220,6 +259,16 @@ type shardResult struct {
 	// (until the run's end when it did not), and the pod creates accepted among them.
 	pausedWrites, pausedCreates int
 	rejoin                      time.Duration // replica-pause: from SIGCONT to its shard Lease write; -1: none
+	// replica-reshard: from the last old-K replica's exit until the new
+	// replicas held every shard of -reshard K2.
+	resharded time.Duration
+	// replica-reshard: the fewest old-K shards the old replicas left held
+	// at the end of the waits between replacements (K: always all).
+	oldHeld int
+	// Per replica slot (a replaced replica's and its replacement's
+	// together), over the run: the bytes of its ReplicaSet watch and list
+	// responses, as its proxy received them from kube-apiserver.
+	ownerWatch, ownerList []int64
 }
 
 // slot is one replica's place: a user and its proxy, and the processes
@@ -272,9 +321,9 @@ func newShardGroup(cp *controlplane.ControlPlane, c compareConfig, k contender, 
 	return g, nil
 }
 
-// start starts a process in slot i (its first, or a replacement) and
-// returns its identity.
-func (g *shardGroup) start(i int) (string, error) {
+// start starts a process in slot i (its first, or a replacement) with k
+// shards and returns its identity.
+func (g *shardGroup) start(i, k int) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := g.slots[i]
@@ -286,7 +335,7 @@ func (g *shardGroup) start(i int) (string, error) {
 	args := append([]string{
 		"-kubeconfig=" + s.kubeconfig, "-quiet",
 		"-qps=" + strconv.FormatFloat(g.c.qps, 'f', -1, 64), "-burst=" + strconv.Itoa(g.c.burst), "-workers=" + strconv.Itoa(g.c.workers),
-		"-shards=" + strconv.Itoa(g.c.sharding.shards),
+		"-shards=" + strconv.Itoa(k),
 		"-leader-elect-resource-namespace=kube-system", "-leader-elect-resource-name=" + g.prefix, "-leader-elect-identity=" + name,
 		"-leader-elect-lease-duration=" + d(haLease), "-leader-elect-renew-deadline=" + d(haRenew), "-leader-elect-retry-period=" + d(haRetry),
 	}, g.k.args...)
@@ -373,8 +422,21 @@ func (g *shardGroup) stats() faultproxy.Stats {
 		sum.WritesFailed += st.WritesFailed
 		sum.PodCreateResponsesDropped += st.PodCreateResponsesDropped
 		sum.PodWatchesExpired += st.PodWatchesExpired
+		sum.ReplicaSetWatchBytes += st.ReplicaSetWatchBytes
+		sum.ReplicaSetListBytes += st.ReplicaSetListBytes
 	}
 	return sum
+}
+
+// ownerBytes is each slot's ReplicaSet watch and list response bytes so
+// far, as its proxy received them.
+func (g *shardGroup) ownerBytes() (watch, list []int64) {
+	for _, s := range g.slots {
+		st := s.proxy.Stats()
+		watch = append(watch, st.ReplicaSetWatchBytes)
+		list = append(list, st.ReplicaSetListBytes)
+	}
+	return watch, list
 }
 
 // users are the slots' users.
@@ -405,35 +467,87 @@ func (g *shardGroup) filtering() []string {
 	return out
 }
 
-// waitSettled waits, for at most timeout, until the live processes of
-// slots hold all shards, each one when there are enough.
-func (g *shardGroup) waitSettled(ctx context.Context, slots []int, timeout time.Duration) error {
+// procs are the last processes of slots.
+func (g *shardGroup) procs(slots []int) []string {
 	var ids []string
 	for _, i := range slots {
 		ids = append(ids, g.proc(i))
 	}
-	last := ""
+	return ids
+}
+
+// awaitLeases lists kube-system's Leases every 250 ms until cond holds of
+// them, for at most timeout. On the timeout it returns false with cond's
+// account of the last list (or the last list's error); err is ctx's.
+func (g *shardGroup) awaitLeases(ctx context.Context, timeout time.Duration, cond func([]coordinationv1.Lease) (bool, string)) (ok bool, last string, err error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		list, err := g.client.CoordinationV1().Leases("kube-system").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			last = err.Error()
-		} else {
-			held := shardsHeld(list.Items, g.prefix)
-			if settled(held, ids, g.c.sharding.shards) {
-				return nil
-			}
-			last = fmt.Sprintf("shards held: %v", held)
+		} else if ok, last = cond(list.Items); ok {
+			return true, last, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("waiting for %s to hold the %d shards: not after %v: %s", strings.Join(ids, ", "), g.c.sharding.shards, timeout, last)
+			return false, last, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, last, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// waitSettled waits, for at most timeout, until the live processes of
+// slots hold all k shards, each one when there are enough.
+func (g *shardGroup) waitSettled(ctx context.Context, slots []int, k int, timeout time.Duration) error {
+	ids := g.procs(slots)
+	ok, last, err := g.awaitLeases(ctx, timeout, func(leases []coordinationv1.Lease) (bool, string) {
+		held := shardsHeld(leases, g.prefix, k)
+		return settled(held, ids, k), fmt.Sprintf("shards of %d held: %v", k, held)
+	})
+	if err == nil && !ok {
+		err = fmt.Errorf("waiting for %s to hold the %d shards: not after %v: %s", strings.Join(ids, ", "), k, timeout, last)
+	}
+	return err
+}
+
+// oldCoverWait bounds, between two replacements of -fault replica-reshard,
+// the wait for the old-K replicas left to hold every old shard: free shards
+// are taken at once (a Lease watch event) or at the next retry, an expired
+// one after the lease duration.
+const oldCoverWait = haLease + 2*haRetry
+
+// oldCover waits, between two replacements of -fault replica-reshard,
+// until replacement (a replica of another K) has its replica Lease, so
+// that the old replicas count it in their share, one retry period more
+// for them to give back what exceeds it, and then for at most oldCoverWait
+// until the old replicas' live processes (of slots old) hold all k old
+// shards. It returns how many they held at the end; fewer than k is a
+// measurement, not an error.
+func (g *shardGroup) oldCover(ctx context.Context, replacement string, old []int, k int) (held int, last string, err error) {
+	ok, last, err := g.awaitLeases(ctx, 2*time.Minute, func(leases []coordinationv1.Lease) (bool, string) {
+		return registered(leases, g.prefix, replacement), "no replica Lease of " + replacement
+	})
+	if err == nil && !ok {
+		err = fmt.Errorf("waiting for %s to join the group: not after %v: %s", replacement, 2*time.Minute, last)
+	}
+	if err != nil {
+		return 0, last, err
+	}
+	select {
+	case <-ctx.Done():
+		return 0, "", ctx.Err()
+	case <-time.After(haRetry):
+	}
+	ids := g.procs(old)
+	_, last, err = g.awaitLeases(ctx, oldCoverWait, func(leases []coordinationv1.Lease) (bool, string) {
+		h := shardsHeld(leases, g.prefix, k)
+		held = heldBy(h, ids)
+		return settled(h, ids, k), fmt.Sprintf("shards of %d held: %v", k, h)
+	})
+	return held, last, err
 }
 
 // initial are the slots started before the workload: all but the last
@@ -453,17 +567,18 @@ func (g *shardGroup) initial() []int {
 // startAll starts the initial replicas and waits until they hold the shards.
 func (g *shardGroup) startAll(ctx context.Context) error {
 	for _, i := range g.initial() {
-		if _, err := g.start(i); err != nil {
+		if _, err := g.start(i, g.c.sharding.shards); err != nil {
 			return err
 		}
 	}
-	return g.waitSettled(ctx, g.initial(), 2*time.Minute)
+	return g.waitSettled(ctx, g.initial(), g.c.sharding.shards, 2*time.Minute)
 }
 
 // injectFault acts -fault-after from start (the scale-up's beginning) on
-// the last slot, or on every slot in turn (replica-rolling), and records
-// in res what it measured. It returns once the fault is over: the new or
-// replacement replicas hold shards, the paused one was resumed.
+// the last slot, or on every slot in turn (replica-rolling,
+// replica-reshard), and records in res what it measured. It returns once
+// the fault is over: the new or replacement replicas hold shards, the
+// paused one was resumed.
 func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label string, res *shardResult) (resumed time.Time, err error) {
 	select {
 	case <-ctx.Done():
@@ -475,16 +590,17 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 	for i := range all {
 		all[i] = i
 	}
+	k := g.c.sharding.shards
 	at := time.Now()
 	res.faultAt = at.Sub(start)
 	name := g.proc(last)
 	fmt.Fprintf(os.Stderr, "compare: %s: -fault %s (%s) %v into the scale-up\n", label, g.c.fault, shardFaults[g.c.fault], res.faultAt.Round(10*time.Millisecond))
 	switch g.c.fault {
 	case "replica-add":
-		if _, err := g.start(last); err != nil {
+		if _, err := g.start(last, k); err != nil {
 			return time.Time{}, err
 		}
-		if err := g.waitSettled(ctx, all, 2*time.Minute); err != nil {
+		if err := g.waitSettled(ctx, all, k, 2*time.Minute); err != nil {
 			return time.Time{}, err
 		}
 		res.joined = time.Since(at)
@@ -495,7 +611,7 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 		if err := g.cp.KillComponent(name); err != nil {
 			return time.Time{}, err
 		}
-		if err := g.waitSettled(ctx, all[:last], 2*time.Minute); err != nil {
+		if err := g.waitSettled(ctx, all[:last], k, 2*time.Minute); err != nil {
 			return time.Time{}, err
 		}
 	case "replica-pause":
@@ -504,7 +620,7 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 		}
 		// The others take its shards once its Leases expire; it is
 		// resumed no earlier than -resume-after, past them.
-		if err := g.waitSettled(ctx, all[:last], 2*time.Minute); err != nil {
+		if err := g.waitSettled(ctx, all[:last], k, 2*time.Minute); err != nil {
 			return time.Time{}, err
 		}
 		select {
@@ -518,7 +634,7 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 		}
 		res.paused = resumed.Sub(at)
 		fmt.Fprintf(os.Stderr, "compare: %s: SIGCONT sent to %s after %v\n", label, name, res.paused.Round(10*time.Millisecond))
-		if err := g.waitSettled(ctx, all, 2*time.Minute); err != nil {
+		if err := g.waitSettled(ctx, all, k, 2*time.Minute); err != nil {
 			return resumed, err
 		}
 	case "replica-rolling":
@@ -534,13 +650,53 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 				return time.Time{}, err
 			}
 			t := time.Now()
-			if _, err := g.start(i); err != nil {
+			if _, err := g.start(i, k); err != nil {
 				return time.Time{}, err
 			}
-			if err := g.waitSettled(ctx, all, 2*time.Minute); err != nil {
+			if err := g.waitSettled(ctx, all, k, 2*time.Minute); err != nil {
 				return time.Time{}, err
 			}
 			res.joined = max(res.joined, time.Since(t))
+		}
+	case "replica-reshard":
+		// A replica holds no shard while a shard of another K has a live
+		// holder: the replacements hold nothing until the last old one
+		// has exited, and until then the old ones left are the only ones
+		// that can hold the old shards.
+		k2 := g.c.sharding.reshard
+		res.oldHeld = k
+		for _, i := range all {
+			old := g.proc(i)
+			if err := g.retire(i); err != nil {
+				return time.Time{}, err
+			}
+			if err := g.cp.Signal(old, syscall.SIGTERM); err != nil {
+				return time.Time{}, err
+			}
+			if err := poll(ctx, haExitWait, old+" exiting", func() bool { return !g.cp.Running(old) }); err != nil {
+				return time.Time{}, err
+			}
+			exited := time.Now()
+			replacement, err := g.start(i, k2)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if i < last {
+				held, why, err := g.oldCover(ctx, replacement, all[i+1:], k)
+				if err != nil {
+					return time.Time{}, err
+				}
+				res.oldHeld = min(res.oldHeld, held)
+				if held < k {
+					fmt.Fprintf(os.Stderr, "compare: %s: after %s joined with %d shards, the old replicas held %d of the %d old shards (not all within %v): %s\n", label, replacement, k2, held, k, oldCoverWait, why)
+				}
+				continue
+			}
+			if err := g.waitSettled(ctx, all, k2, 2*time.Minute); err != nil {
+				return time.Time{}, err
+			}
+			res.resharded = time.Since(exited)
+			fmt.Fprintf(os.Stderr, "compare: %s: re-sharded from %d to %d shards %v after the last old replica exited\n", label, k, k2, res.resharded.Round(10*time.Millisecond))
 		}
 	}
 	return resumed, nil
@@ -572,13 +728,19 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 	if v, ok := shardFaults[c.fault]; ok {
 		fmt.Fprintf(out, "; fault %s (%s, %v into the scale-up)", c.fault, v, c.faultAfter)
 	}
+	if c.fault == "replica-reshard" {
+		fmt.Fprintf(out, ", K %d → %d", s.shards, s.reshard)
+	}
 	fmt.Fprint(out, "\n\n")
-	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
-	sep := "|---|---|---:|---:|---:|---:|---:|---:|"
+	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
+	sep := "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	switch c.fault {
 	case "replica-add", "replica-rolling":
 		head += " new replica holding shards after |"
 		sep += "---:|"
+	case "replica-reshard":
+		head += " old-K shards held between replacements, fewest | re-sharded in |"
+		sep += "---:|---:|"
 	case "replica-pause":
 		head += " paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
 		sep += "---:|---:|---:|"
@@ -590,13 +752,14 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 			continue
 		}
 		rs := results[i]
-		col := func(f func(runResult) float64, format string) string {
+		vals := func(f func(runResult) float64) []float64 {
 			v := make([]float64, len(rs))
 			for r := range rs {
 				v[r] = f(rs[r])
 			}
-			return spread(v, format)
+			return v
 		}
+		col := func(f func(runResult) float64, format string) string { return spread(vals(f), format) }
 		var seen []string
 		for _, r := range rs {
 			seen = append(seen, r.shard.filtering...)
@@ -608,9 +771,13 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 			}
 			return d.Seconds()
 		}
-		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", k.name, filteringSummary(seen),
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", k.name, filteringSummary(seen),
 			col(func(r runResult) float64 { return float64(slices.Max(r.shard.replicaRSS)) / 1024 }, "%.0f MiB"),
-			col(func(r runResult) float64 { return meanKiB(r.shard.replicaRSS) / 1024 }, "%.0f MiB"),
+			col(func(r runResult) float64 { return meanOf(r.shard.replicaRSS) / 1024 }, "%.0f MiB"),
+			bytesCol(vals(func(r runResult) float64 { return float64(slices.Max(r.shard.ownerWatch)) })),
+			bytesCol(vals(func(r runResult) float64 { return meanOf(r.shard.ownerWatch) })),
+			bytesCol(vals(func(r runResult) float64 { return meanOf(r.shard.ownerWatch) * float64(len(r.shard.ownerWatch)) })),
+			bytesCol(vals(func(r runResult) float64 { return meanOf(r.shard.ownerList) * float64(len(r.shard.ownerList)) })),
 			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.cpu }) }, "%.2f s"),
 			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.apiCPU }) }, "%.2f s"),
 			col(func(r runResult) float64 {
@@ -624,6 +791,9 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		switch c.fault {
 		case "replica-add", "replica-rolling":
 			row += " " + col(func(r runResult) float64 { return r.shard.joined.Seconds() }, "%.1f s") + " |"
+		case "replica-reshard":
+			row += fmt.Sprintf(" %s of %d | %s |", col(func(r runResult) float64 { return float64(r.shard.oldHeld) }, "%.0f"), s.shards,
+				col(func(r runResult) float64 { return r.shard.resharded.Seconds() }, "%.1f s"))
 		case "replica-pause":
 			rejoin := col(func(r runResult) float64 { return r.shard.rejoin.Seconds() }, "%.1f s")
 			for _, r := range rs {
@@ -644,6 +814,8 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		"the table above shows these contenders' CPU summed over their replicas and their peak RSS as the largest replica's; its API requests by verb are summed over the replicas, by verb and resource not counted (the audit log keeps those for one user)",
 		"owners filtered: what each replica process printed (rscontroller's \"ReplicaSets filtered …\"), counted over the runs",
 		"writes: the replicas' pod creates, deletes and status writes that reached kube-apiserver, every phase",
+		"owner watch bytes: the bytes of the ReplicaSet watch responses that each replica's proxy received from kube-apiserver over the run (a replaced replica's and its replacement's together), the most and the mean over the replicas, and their sum; owner list bytes: the same of the ReplicaSet lists, summed (as kube-apiserver sent them, compressed when it compressed them; client-go's informers list through a watch, WatchListClient being on by default, so their lists are in the watch bytes and the list bytes are the filtering probe's and any fallback list's)",
+		"each shard a replica holds lists and watches the ReplicaSets on its own: with the owners filtered server-side (gate on) a replica's owner watches carry only its shards' owners, about 1/N of the full stream, and all replicas' together about one full stream; filtered client-side (-sharded-list-and-watch=false) every held shard's watch carries every owner, a replica's about K/N full streams, so compare a run with the gate on against the same run with it off",
 	}
 	switch c.fault {
 	case "replica-add":
@@ -652,6 +824,8 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		notes = append(notes, "replica-kill: the last replica is killed; its shards are taken when their Leases expire")
 	case "replica-rolling":
 		notes = append(notes, "replica-rolling: each replica in turn gets SIGTERM, is waited for to exit, and is replaced by a new process and identity; new replica holding shards: the longest wait, from a replacement's start until every replica holds a shard")
+	case "replica-reshard":
+		notes = append(notes, fmt.Sprintf("replica-reshard: each replica in turn gets SIGTERM, is waited for to exit, and is replaced by a new process and identity with -shards=%d; a replica holds no shard while a shard of another K has a live holder, so the replacements hold nothing until the last old replica has exited; old-K shards held between replacements: after each replacement but the last, once it has a replica Lease (and so counts in the old replicas' share) and a retry period later, the run waits up to %v for the old replicas left to hold all %d old shards and notes how many they held, the fewest over the replacements (fewer than %d: owners that no replica synced until the last old replica exited); re-sharded in: from the last old replica's exit until the new replicas hold all %d shards", s.reshard, oldCoverWait, s.shards, s.shards, s.reshard))
 	case "replica-pause":
 		notes = append(notes, fmt.Sprintf("replica-pause: the last replica is stopped, and resumed once the others hold its shards and no earlier than %v after the SIGSTOP; its writes after SIGCONT are to pods and ReplicaSets, accepted or refused, until its first successful write of a shard Lease (or the run's end), from kube-apiserver's audit log", c.resumeAfter))
 	}
@@ -661,8 +835,22 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 	fmt.Fprintf(out, "\n(%s)\n", strings.Join(notes, "; "))
 }
 
-// meanKiB is the mean of v, 0 for none.
-func meanKiB(v []int64) float64 {
+// bytesCol is spread of the byte counts v in KiB when the largest is below
+// 10 MiB, else in MiB: a small run's owner streams still show.
+func bytesCol(v []float64) string {
+	unit, format := float64(1<<20), "%.1f MiB"
+	if slices.Max(v) < 10<<20 {
+		unit, format = 1<<10, "%.0f KiB"
+	}
+	scaled := make([]float64, len(v))
+	for i, x := range v {
+		scaled[i] = x / unit
+	}
+	return spread(scaled, format)
+}
+
+// meanOf is the mean of v, 0 for none.
+func meanOf(v []int64) float64 {
 	if len(v) == 0 {
 		return 0
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,17 @@ func TestShardingValidate(t *testing.T) {
 		{"a replica fault with one replica", sharding{replicas: 1, shards: 4}, "replica-add", "needs -replicas ≥ 2"},
 		{"a leader fault sharded", sharding{replicas: 2, shards: 4}, "leader-pause", "not with -shards"},
 		{"a proxy fault sharded", sharding{replicas: 2, shards: 4}, "failing-writes", "only none, replica-add"},
+		{"a re-shard", sharding{replicas: 2, shards: 4, reshard: 8}, "replica-reshard", ""},
+		{"a re-shard to fewer", sharding{replicas: 4, shards: 16, reshard: 1}, "replica-reshard", ""},
+		{"a re-shard without -reshard", sharding{replicas: 2, shards: 4}, "replica-reshard", "needs -reshard K2"},
+		{"a re-shard to the same K", sharding{replicas: 2, shards: 4, reshard: 4}, "replica-reshard", "other than -shards 4"},
+		{"a re-shard to too many", sharding{replicas: 2, shards: 4, reshard: 257}, "replica-reshard", "K2 ≤ 256"},
+		{"a re-shard to a negative K", sharding{replicas: 2, shards: 4, reshard: -1}, "replica-reshard", "1 ≤ K2"},
+		{"a re-shard unsharded", sharding{replicas: 2, reshard: 8}, "replica-reshard", "needs -shards > 0"},
+		{"a re-shard with one replica", sharding{replicas: 1, shards: 4, reshard: 8}, "replica-reshard", "needs -replicas ≥ 2"},
+		{"-reshard with another fault", sharding{replicas: 2, shards: 4, reshard: 8}, "replica-rolling", "not with -fault replica-rolling"},
+		{"-reshard with no fault", sharding{replicas: 2, shards: 4, reshard: 8}, "none", "not with -fault none"},
+		{"-reshard unsharded", sharding{replicas: 1, reshard: 8}, "none", "not with -fault none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.s.validate(tc.fault)
@@ -94,15 +106,73 @@ func TestShardsHeldAndSettled(t *testing.T) {
 		lease("p-shard-0-of-4", "a"), lease("p-shard-1-of-4", "a"), lease("p-shard-2-of-4", "b"),
 		lease("p-shard-3-of-4", ""), lease("p-replica-1", "a"), lease("other", "c"),
 	}
-	held := shardsHeld(leases, "p")
+	held := shardsHeld(leases, "p", 4)
 	assert.Equal(t, map[string]int{"a": 2, "b": 1}, held, "shard Leases only, a free one not counted")
 	assert.False(t, settled(held, []string{"a", "b"}, 4), "a shard is free")
 	leases[3] = lease("p-shard-3-of-4", "b")
-	held = shardsHeld(leases, "p")
+	held = shardsHeld(leases, "p", 4)
 	assert.True(t, settled(held, []string{"a", "b"}, 4))
 	assert.False(t, settled(held, []string{"a", "b", "c"}, 4), "c holds none though there are enough shards")
 	assert.False(t, settled(held, []string{"a"}, 4), "b, not asked for, holds some")
 	assert.True(t, settled(map[string]int{"a": 1}, []string{"a", "b"}, 1), "one shard for two replicas: one of them idle")
+}
+
+// TestSettledTwoKs: during -fault replica-reshard the Leases of K = 4 (the
+// old replicas') and of K2 = 8 (the replacements') live side by side; each
+// count is settled over its own replicas, and the Leases of the other K
+// count for neither.
+func TestSettledTwoKs(t *testing.T) {
+	var leases []coordinationv1.Lease
+	add := func(k int, holders ...string) {
+		for i, h := range holders {
+			l := coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: fmt.Sprintf("p-shard-%d-of-%d", i, k)}}
+			l.Spec.HolderIdentity = ptr.To(h)
+			leases = append(leases, l)
+		}
+	}
+	replica := func(id string) {
+		l := coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "p-replica-" + id}}
+		l.Spec.HolderIdentity = ptr.To(id)
+		leases = append(leases, l)
+	}
+	// Two old replicas (a, b; K = 4) and c, b's replacement (K2 = 8),
+	// which holds nothing yet: a, the old replica left, holds half the
+	// old shards, the other half given back by b when it exited.
+	add(4, "a", "a", "", "")
+	add(8, "", "", "", "", "", "", "", "")
+	replica("a")
+	replica("c")
+	old, next := shardsHeld(leases, "p", 4), shardsHeld(leases, "p", 8)
+	assert.Equal(t, map[string]int{"a": 2}, old)
+	assert.Empty(t, next, "no K2 shard is held")
+	assert.Equal(t, 2, heldBy(old, []string{"a"}))
+	assert.False(t, settled(old, []string{"a"}, 4), "two old shards are free")
+	assert.True(t, registered(leases, "p", "c"), "the replacement counts among the replicas")
+	assert.False(t, registered(leases, "p", "b"), "the replica gone left the group")
+	assert.False(t, registered(leases, "q", "c"), "another group")
+
+	// a takes them back: the old K is settled over the old replicas.
+	leases[2].Spec.HolderIdentity, leases[3].Spec.HolderIdentity = ptr.To("a"), ptr.To("a")
+	old = shardsHeld(leases, "p", 4)
+	assert.True(t, settled(old, []string{"a"}, 4))
+	assert.False(t, settled(old, []string{"a", "c"}, 4), "c holds no old shard")
+	assert.False(t, settled(shardsHeld(leases, "p", 8), []string{"c"}, 8))
+
+	// a exited and gave its shards back; c and d, the replacements,
+	// hold every K2 shard while the old Leases stay, free.
+	leases = leases[:0]
+	add(4, "", "", "", "")
+	add(8, "c", "d", "c", "d", "c", "d", "c", "d")
+	next = shardsHeld(leases, "p", 8)
+	assert.Equal(t, map[string]int{"c": 4, "d": 4}, next)
+	assert.True(t, settled(next, []string{"c", "d"}, 8))
+	assert.Empty(t, shardsHeld(leases, "p", 4))
+	assert.False(t, settled(shardsHeld(leases, "p", 4), []string{"c", "d"}, 4), "the old K is held by no one")
+
+	// A replica of K2 that took old-K Leases would not settle K2.
+	leases[0].Spec.HolderIdentity = ptr.To("c")
+	assert.True(t, settled(shardsHeld(leases, "p", 8), []string{"c", "d"}, 8), "an old Lease does not count for K2")
+	assert.Equal(t, map[string]int{"c": 1}, shardsHeld(leases, "p", 4))
 }
 
 func TestPausedReplicaWrites(t *testing.T) {
@@ -159,13 +229,16 @@ func TestPrintSharded(t *testing.T) {
 		phases: []measured{{cpu: time.Second, apiCPU: 2 * time.Second, creates: 10, statusWrites: 3}, {cpu: time.Second, deletes: 5}},
 		extra:  1,
 		shard: shardResult{replicaRSS: []int64{100 << 10, 50 << 10}, filtering: []string{"server-side (x)", "server-side (x)"},
+			ownerWatch: []int64{3 << 20, 1 << 20}, ownerList: []int64{1 << 20, 1 << 19},
 			paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
 	}
 	var b bytes.Buffer
 	printSharded(&b, c, chosen, [][]runResult{{{}}, {run}})
 	got := b.String()
 	assert.Contains(t, got, "Sharded: 2 replicas × 4 shards, kube-apiserver feature gate ShardedListAndWatch on")
-	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 2.00 s | 2.00 s | 18 | 1 | 25.0 s | 4 (2) | 3.0 s |\n")
+	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 2.00 s | 2.00 s | 18 | 1 | 25.0 s | 4 (2) | 3.0 s |\n")
+	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas |")
+	assert.Contains(t, got, "-sharded-list-and-watch=false", "the note says how to read the owner watch bytes")
 	assert.NotContains(t, got, "| kube-controller-manager", "the anchor has no sharded row")
 	assert.Contains(t, got, "the anchor")
 	header := strings.Split(strings.TrimSpace(got), "\n")[2]
@@ -184,4 +257,27 @@ func TestPrintComparisonUnsharded(t *testing.T) {
 	got := b.String()
 	assert.Contains(t, got, "| controller | phase | time to converged status | pod creates | pod deletes | status writes | CPU | kube-apiserver CPU | pod watch data | peak RSS | most pods above desired | failed writes | API requests by verb | API requests by verb and resource |\n")
 	assert.NotContains(t, got, "Sharded")
+}
+
+// TestPrintShardedReshard: -fault replica-reshard's header names both Ks,
+// its columns the fewest old shards held and the time to re-shard, over
+// the runs; bytes from 10 MiB are shown in MiB.
+func TestPrintShardedReshard(t *testing.T) {
+	c := compareConfig{fault: "replica-reshard", faultAfter: 5 * time.Second,
+		sharding: sharding{replicas: 2, shards: 4, reshard: 8, serverSide: true}}
+	run := func(oldHeld int, resharded time.Duration) runResult {
+		return runResult{phases: []measured{{}}, shard: shardResult{replicaRSS: []int64{1 << 10, 1 << 10},
+			ownerWatch: []int64{12 << 20, 10 << 20}, ownerList: []int64{1 << 10, 0}, oldHeld: oldHeld, resharded: resharded}}
+	}
+	var b bytes.Buffer
+	printSharded(&b, c, []contender{contenders[2]}, [][]runResult{{run(2, 3*time.Second), run(4, time.Second)}})
+	got := b.String()
+	assert.Contains(t, got, "; fault replica-reshard (SIGTERM, 5s into the scale-up), K 4 → 8\n")
+	assert.Contains(t, got, "| old-K shards held between replacements, fewest | re-sharded in |\n")
+	assert.Contains(t, got, "| 12.0 MiB | 11.0 MiB | 22.0 MiB | 1 KiB |")
+	assert.Contains(t, got, "| 3 (2–4) of 4 | 2.0 s (1.0–3.0 s) |\n")
+	assert.Contains(t, got, "replica-reshard: each replica in turn gets SIGTERM")
+	lines := strings.Split(got, "\n")
+	require.True(t, strings.HasPrefix(lines[3], "| controller |"), lines[3])
+	assert.Equal(t, strings.Count(lines[3], "|"), strings.Count(lines[5], "|"), "the row has the header's columns")
 }

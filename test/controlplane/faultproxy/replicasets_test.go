@@ -1,0 +1,102 @@
+package faultproxy_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/reconcilekit/reconcilekit/test/controlplane/faultproxy"
+)
+
+// TestReplicaSetPaths: the ReplicaSet watches and lists are GETs of the
+// apps/v1 collection, cluster-wide or in a namespace; nothing else is.
+func TestReplicaSetPaths(t *testing.T) {
+	for _, c := range []struct {
+		method, target string
+		watch, list    bool
+	}{
+		{"GET", "/apis/apps/v1/replicasets?watch=true", true, false},
+		{"GET", "/apis/apps/v1/namespaces/ns/replicasets?watch=true&allowWatchBookmarks=true", true, false},
+		{"GET", "/apis/apps/v1/namespaces/ns/replicasets?watch=1&shardSelector=x", true, false},
+		{"GET", "/apis/apps/v1/watch/replicasets", true, false},
+		{"GET", "/apis/apps/v1/watch/namespaces/ns/replicasets", true, false},
+		{"GET", "/apis/apps/v1/replicasets", false, true},
+		{"GET", "/apis/apps/v1/namespaces/ns/replicasets?limit=500&resourceVersion=0", false, true},
+		{"GET", "/apis/apps/v1/namespaces/ns/replicasets?watch=false", false, true},
+		{"GET", "/apis/apps/v1/namespaces/ns/replicasets/web", false, false},
+		{"GET", "/apis/apps/v1/namespaces/ns/replicasets/web?watch=true", false, false},
+		{"GET", "/apis/apps/v1/namespaces/ns/replicasets/web/status", false, false},
+		{"GET", "/apis/apps/v1/namespaces//replicasets?watch=true", false, false},
+		{"GET", "/apis/apps/v1/deployments?watch=true", false, false},
+		{"GET", "/apis/apps/v1beta2/replicasets?watch=true", false, false},
+		{"GET", "/apis/example.com/v1/replicasets?watch=true", false, false},
+		{"GET", "/api/v1/replicasets?watch=true", false, false},
+		{"GET", "/api/v1/pods?watch=true", false, false},
+		{"GET", "/apis/apps/v1", false, false},
+		{"GET", "/apis/apps/v1/watch", false, false},
+		{"POST", "/apis/apps/v1/namespaces/ns/replicasets", false, false},
+		{"PUT", "/apis/apps/v1/namespaces/ns/replicasets/web/status", false, false},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		assert.Equal(t, c.watch, faultproxy.IsReplicaSetWatch(r), "watch: %s %s", c.method, c.target)
+		assert.Equal(t, c.list, faultproxy.IsReplicaSetList(r), "list: %s %s", c.method, c.target)
+	}
+}
+
+// TestReplicaSetBytes: the proxy counts the bytes of every ReplicaSet
+// watch response, as they stream, and of every ReplicaSet list response,
+// apart; pod watches, other watches and other requests add nothing to
+// either, and the counted bodies reach the client unaltered.
+func TestReplicaSetBytes(t *testing.T) {
+	const (
+		rsAll  = "/apis/apps/v1/replicasets"
+		rsNS   = "/apis/apps/v1/namespaces/ns/replicasets"
+		pods   = "/api/v1/namespaces/ns/pods"
+		config = "/api/v1/namespaces/ns/configmaps"
+	)
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			fu := newWatchUpstream(rsAll, rsNS, pods, config)
+			up := newUpstream(t, fu)
+			p := startProxy(t, up, testingclock.NewFakeClock(t0))
+			c := newClient(t, up, proto.major)
+
+			watches := map[string]*stream{}
+			for _, path := range []string{rsAll, rsNS, pods, config} {
+				watches[path] = openStream(t, c, p.URL()+path+"?watch=true", proto.major)
+			}
+			sent := map[string]int{}
+			for i, path := range []string{rsAll, rsNS, pods, config, rsNS} {
+				line := fmt.Sprintf(`{"type":"MODIFIED","object":{"kind":"ReplicaSet","n":%d,"pad":%q}}`, i, strings.Repeat("x", 100*i)) + "\n"
+				fu.feeds[path] <- line
+				assert.Equal(t, line, watches[path].next(t), "%s: unaltered", path)
+				sent[path] += len(line)
+			}
+			assert.Equal(t, int64(sent[rsAll]+sent[rsNS]), p.Stats().ReplicaSetWatchBytes, "the two ReplicaSet watches' bytes, as they stream")
+
+			lists := 0
+			for _, target := range []string{rsAll, rsNS + "?limit=500&resourceVersion=0", rsNS + "?watch=false"} {
+				resp, body := send(t, c, p.URL(), "GET", target, nil)
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				assert.Equal(t, payload("GET"+target, 3000), body, "%s: unaltered", target)
+				lists += len(body)
+			}
+			for _, rq := range []struct{ method, target string }{
+				{"GET", pods}, {"GET", rsNS + "/web"}, {"PUT", rsNS + "/web/status"}, {"POST", rsNS},
+			} {
+				send(t, c, p.URL(), rq.method, rq.target, nil)
+			}
+
+			st := p.Stats()
+			assert.Equal(t, int64(lists), st.ReplicaSetListBytes, "the three lists' bytes, nothing else")
+			assert.Equal(t, int64(sent[rsAll]+sent[rsNS]), st.ReplicaSetWatchBytes, "no other request adds to the watch bytes")
+			assert.Equal(t, int64(sent[pods]), st.PodWatchBytesIn, "pod watches are counted as before, apart")
+		})
+	}
+}
