@@ -142,6 +142,7 @@ type compareConfig struct {
 	pprofPort               int   // of the run's contender, with -profile
 	bindNodes               bool  // -bind-nodes: the pods name their node; no kube-scheduler
 	sharding                sharding
+	keepLogs                string // -keep-logs: where each run's process logs are copied
 }
 
 // nodeFor is the node that the j-th owner's pods are bound to: "" (the
@@ -222,6 +223,7 @@ func runCompare(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&c.sharding.shards, "shards", 0, "shards of the client-go contenders' owners over their -replicas (adapters/sharding; 1–256); 0: not sharded, today's table. kube-controller-manager and the PodSet rows ignore it")
 	fs.IntVar(&c.sharding.reshard, "reshard", 0, "-fault replica-reshard: the shards K2 of the replacements (1–256, other than -shards); required with that fault, refused with any other")
 	fs.BoolVar(&c.sharding.serverSide, "sharded-list-and-watch", true, "with -shards: kube-apiserver's feature gate ShardedListAndWatch (KEP-5866) on, so that each replica asks it for its shards' owners; false: off, the replicas filter owners themselves (every control plane of the run gets the gate, kube-controller-manager's too)")
+	fs.StringVar(&c.keepLogs, "keep-logs", "", "copy every process log of each run (kube-apiserver's, the contender's, each replica's) into DIR/<run>/ before its control plane is removed; the sharded replicas then also print their syncs and their klog lines (which costs them CPU: a run to diagnose, not to measure)")
 	examples := fs.String("examples", "", "the examples module (default: examples/ found above the working directory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: controlplane compare [flags]\n\nContenders:\n")
@@ -540,6 +542,9 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		return runResult{}, err
 	}
 	defer cp.Stop()
+	if c.keepLogs != "" {
+		defer keepLogs(cp.Dir(), filepath.Join(c.keepLogs, logDirName(label)))
+	}
 	kind := k.kind()
 	// The driver's own client, straight to kube-apiserver.
 	cfg := cp.RESTConfig()

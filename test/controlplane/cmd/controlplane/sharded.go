@@ -333,7 +333,7 @@ func (g *shardGroup) start(i, k int) (string, error) {
 	}
 	d := func(v time.Duration) string { return v.String() }
 	args := append([]string{
-		"-kubeconfig=" + s.kubeconfig, "-quiet",
+		"-kubeconfig=" + s.kubeconfig, "-quiet=" + strconv.FormatBool(g.c.keepLogs == ""),
 		"-qps=" + strconv.FormatFloat(g.c.qps, 'f', -1, 64), "-burst=" + strconv.Itoa(g.c.burst), "-workers=" + strconv.Itoa(g.c.workers),
 		"-shards=" + strconv.Itoa(k),
 		"-leader-elect-resource-namespace=kube-system", "-leader-elect-resource-name=" + g.prefix, "-leader-elect-identity=" + name,
