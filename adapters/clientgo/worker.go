@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/fenceretry"
 	"github.com/reconcilekit/reconcilekit/adapters/internal/synclog"
 	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -21,7 +22,12 @@ import (
 // AddRateLimited, except a [reconcile.ErrTerminal] error (an invalid owner,
 // owner spec or selector, a malformed key, a cluster-scoped owner), which
 // is dropped with Forget because retrying cannot help; the availability
-// requeue (SyncResult.RequeueAfter) is added before Forget. A deferred sync
+// requeue (SyncResult.RequeueAfter) is added before Forget. A sync the
+// fence refused ([reconcile.ErrFenced]: this replica may not write for now,
+// e.g. a Lease renewal ran late) is Forgotten and added again after one
+// second, past the rate limiter: retried with backoff, the owners that
+// synced while the fence was closed would wait minutes after it opened
+// again (beyond upstream, which has no fence). A deferred sync
 // (reconcile.ErrDeferred) is an error here, retried with backoff. A key is
 // never synced by two goroutines at once (the workqueue's guarantee).
 //
@@ -116,6 +122,10 @@ func (w Worker) next(ctx context.Context) bool {
 		w.Queue.Forget(key)
 	case errors.Is(err, reconcile.ErrTerminal):
 		w.Queue.Forget(key)
+	case fenceretry.Is(err):
+		// Not the key's failure: no backoff, no token of the shared bucket.
+		w.Queue.Forget(key)
+		w.Queue.AddAfter(key, fenceretry.After)
 	default:
 		w.Queue.AddRateLimited(key)
 	}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
@@ -319,4 +320,72 @@ func TestNoSyncBeforeTheCachesHaveSynced(t *testing.T) {
 			assert.GreaterOrEqual(t, len(logs.matching(`"msg"="Sync deferred: the informer caches have not synced yet`)), len(early))
 		})
 	}
+}
+
+// A sync the fence refused is retried one second later, past the rate
+// limiter: not backed off, and no token of the queue's shared bucket, so
+// that owners synced while a Lease renewal ran late are synced again as soon
+// as the fence opens (the bug: minutes of backoff after a 10 s closure).
+func TestWorkerRetriesAFencedSyncASecondLater(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Unix(1_000, 0))
+	limiter := workqueue.DefaultTypedControllerRateLimiter[string]()
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Clock: fc})
+	var mu sync.Mutex
+	calls := map[string]int{}
+	synced := make(chan string, 1000)
+	fenceOpen := false
+	syncFn := func(_ context.Context, key string) (reconcile.SyncResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[key]++
+		defer func() { synced <- key }()
+		if !fenceOpen {
+			return reconcile.SyncResult{}, fmt.Errorf("reconcile: owner %s: fenced before writing status: %w", key, reconcile.ErrFenced)
+		}
+		return reconcile.SyncResult{}, nil
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan struct{})
+	go func() { assert.NoError(t, clientgo.Worker{Queue: q, Sync: syncFn}.Run(ctx, 2)); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+
+	// Far more owners than the bucket's burst of 100, each refused three
+	// times while the fence stays closed.
+	const owners = 300
+	for i := range owners {
+		q.Add(fmt.Sprintf("owner-%d", i))
+	}
+	waitSyncs := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-synced:
+			case <-time.After(20 * time.Second): // hang guard
+				t.Fatal("the keys were not synced")
+			}
+		}
+	}
+	for round := range 3 {
+		waitSyncs(owners)
+		require.Eventually(t, fc.HasWaiters, 10*time.Second, time.Millisecond, "the retries wait on the queue's clock")
+		fc.Step(999 * time.Millisecond)
+		select {
+		case k := <-synced:
+			t.Fatalf("round %d: %s synced again before a second had passed", round, k)
+		case <-time.After(50 * time.Millisecond):
+		}
+		fc.Step(time.Millisecond)
+	}
+	mu.Lock()
+	fenceOpen = true
+	mu.Unlock()
+	waitSyncs(owners)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range owners {
+		k := fmt.Sprintf("owner-%d", i)
+		assert.Equal(t, 4, calls[k], "%s: three fenced syncs a second apart, then one through the open fence", k)
+		assert.Zero(t, q.NumRequeues(k), "%s: a fenced sync is not backed off", k)
+	}
+	assert.Zero(t, q.Len(), "nothing left to sync once the fence opened")
 }

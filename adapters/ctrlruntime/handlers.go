@@ -21,6 +21,7 @@ import (
 	crreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/reconcilekit/reconcilekit/adapters/internal/fenceretry"
 	"github.com/reconcilekit/reconcilekit/adapters/internal/synclog"
 	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
 	"github.com/reconcilekit/reconcilekit/reconcile"
@@ -87,6 +88,13 @@ func OwnerHandler[T reconcile.Object](c *reconcile.Controller[T]) handler.TypedE
 // any other error is returned (controller-runtime retries it with rate
 // limiting). Controller is required.
 //
+// A sync the fence refused (reconcile.ErrFenced: this replica may not
+// write for now, e.g. a Lease renewal ran late) is Result.RequeueAfter one
+// second, without an error: retried with controller-runtime's backoff, the
+// owners that synced while the fence was closed would wait minutes after
+// it opened again (beyond upstream, which has no fence). OnSync and
+// Metrics still see the error.
+//
 // A deferred sync (reconcile.ErrDeferred: the caches have not synced,
 // or the consistency gate waits for them to reach the controller's
 // own writes, R-10.9) is retried with backoff, as upstream retries it
@@ -135,6 +143,13 @@ func (r Reconciler[T]) Reconcile(ctx context.Context, req crreconcile.Request) (
 	synclog.Sync(log.FromContext(ctx), key, res, err, took, false)
 	if r.OnSync != nil {
 		r.OnSync(ctx, key, res, err)
+	}
+	if fenceretry.Is(err) {
+		// Not the owner's failure: no backoff, no "Reconciler error".
+		if r.Backoff != nil {
+			r.Backoff.Forget(req)
+		}
+		return crreconcile.Result{RequeueAfter: fenceretry.After}, nil
 	}
 	deferred := telemetry.Result(err) == telemetry.ResultDeferred
 	if r.Backoff != nil {

@@ -2,6 +2,7 @@ package ctrlruntime_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -179,4 +180,56 @@ func TestReconcilerRequeuesADeferral(t *testing.T) {
 	assert.Zero(t, backoff.NumRequeues(req), "the backoff is forgotten")
 	require.Len(t, seen, 4)
 	assert.NoError(t, seen[3])
+}
+
+// A sync the fence refused is retried one second later, without an error
+// and without backoff: the owners synced while the fence was closed are
+// synced again as soon as it opens, not minutes later.
+func TestReconcilerRetriesAFencedSyncASecondLater(t *testing.T) {
+	one := int32(1)
+	labels := map[string]string{"app": "web"}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "uid-web"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}}}
+	cl := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(rs).Build()
+	cfg := reconcile.ReplicaSets()
+	owners, err := ctrlruntime.NewOwners[*appsv1.ReplicaSet](cl, cl, scheme(t))
+	require.NoError(t, err)
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: cl}, ctrlruntime.PodControl{Client: cl}
+	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
+	cfg.Cluster.CachesSynced = func() bool { return true }
+	closed := errors.New("the shard's Lease renewal is late")
+	fence := closed
+	cfg.Fence = func() error { return fence }
+	c, err := reconcile.NewController(cfg)
+	require.NoError(t, err)
+
+	var seen []error
+	backoff := workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request]()
+	r := ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: c, Backoff: backoff, OnSync: func(_ context.Context, _ string, _ reconcile.SyncResult, err error) {
+		seen = append(seen, err)
+	}}
+	req := crreconcile.Request{NamespacedName: client.ObjectKeyFromObject(rs)}
+	for range 3 {
+		res, err := r.Reconcile(t.Context(), req)
+		require.NoError(t, err, "a closed fence is not the owner's failure")
+		assert.Equal(t, crreconcile.Result{RequeueAfter: time.Second}, res, "retried a second later, every time")
+		assert.Zero(t, backoff.NumRequeues(req), "not backed off")
+	}
+	require.Len(t, seen, 3)
+	assert.ErrorIs(t, seen[0], reconcile.ErrFenced, "OnSync still sees the refusal")
+	assert.ErrorIs(t, seen[0], closed)
+
+	bare := ctrlruntime.Reconciler[*appsv1.ReplicaSet]{Controller: c}
+	res, err := bare.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, crreconcile.Result{RequeueAfter: time.Second}, res, "the same without a Backoff")
+
+	fence = nil
+	res, err = r.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	assert.Zero(t, res, "the fence opened: the sync went through")
+	pods := &corev1.PodList{}
+	require.NoError(t, cl.List(t.Context(), pods))
+	assert.Len(t, pods.Items, 1, "the pod the fence held back was created")
 }

@@ -148,6 +148,12 @@ type holding struct {
 // NewCoordinator returns the Coordinator of opts over client's Leases (it
 // needs get, list, watch, create, update and delete on leases in
 // opts.Namespace). It starts nothing.
+//
+// Give it a client of its own, not one whose rate limiter the shards'
+// controllers share (rest.Config.RateLimiter): a renewal queued behind a
+// burst of pod writes starts late, and every fence of the replica closes
+// RenewDeadline after the last renewal that started on time. The
+// Coordinator logs a renewal that came after its fence had closed.
 func NewCoordinator(client kubernetes.Interface, opts Options) (*Coordinator, error) {
 	if client == nil {
 		return nil, errors.New("sharding: NewCoordinator: nil client")

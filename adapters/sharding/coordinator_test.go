@@ -2,20 +2,25 @@ package sharding_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/go-logr/logr/testr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 
 	"github.com/reconcilekit/reconcilekit/adapters/sharding"
@@ -294,4 +299,72 @@ func TestCoordinatorDefaultShards(t *testing.T) {
 	slices.Sort(want)
 	assert.Equal(t, want, names)
 	r.stop(t)
+}
+
+// A renewal that starts on time but takes longer than RenewDeadline (a
+// client throttled behind pod writes, a slow API server) closes the
+// shard's fence; the shard is not lost, and the next renewal that is on
+// time opens the fence again. The Coordinator says so in its log.
+func TestCoordinatorFenceReopensAfterALateRenewal(t *testing.T) {
+	client := fake.NewClientset()
+	var slow atomic.Bool
+	client.PrependReactor("update", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if slow.Load() && strings.Contains(action.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).Name, "-shard-") {
+			time.Sleep(1500 * time.Millisecond) // > RenewDeadline (1 s), < LeaseDuration (2 s)
+		}
+		return false, nil, nil
+	})
+	var mu sync.Mutex
+	var lines []string
+	logger := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, args)
+	}, funcr.Options{})
+	c, err := sharding.NewCoordinator(client, shortOptions("a", 1))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(klog.NewContext(t.Context(), logger))
+	helds := make(chan *sharding.Held, 2)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Run(ctx, func(ctx context.Context, h *sharding.Held) error {
+			helds <- h
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return")
+		}
+	}()
+	var h *sharding.Held
+	select {
+	case h = <-helds:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shard was not taken")
+	}
+	require.NoError(t, h.Fence())
+
+	slow.Store(true)
+	require.Eventually(t, func() bool { return errors.Is(h.Fence(), sharding.ErrNotHeld) }, 10*time.Second, 10*time.Millisecond,
+		"a renewal that takes longer than RenewDeadline closes the fence")
+	slow.Store(false)
+	require.Eventually(t, func() bool { return h.Fence() == nil }, 10*time.Second, 10*time.Millisecond,
+		"the next renewal on time opens it again")
+	assert.Equal(t, []sharding.Shard{{Index: 0, Count: 1}}, c.Shards(), "the shard was never lost")
+	select {
+	case again := <-helds:
+		t.Fatalf("the RunFunc was started again for %v: the shard was lost and retaken", again.Shard())
+	default:
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.True(t, slices.ContainsFunc(lines, func(l string) bool {
+		return strings.Contains(l, "Renewed a shard's Lease after its fence had closed")
+	}), "the late renewal is logged: %q", lines)
 }

@@ -181,6 +181,10 @@ func (c *Coordinator) keepShards(ctx context.Context, log klog.Logger, v view) {
 		got, err := c.store.update(ctx, next)
 		switch {
 		case err == nil:
+			if gap := c.opts.Clock.Now().Sub(hd.renewing); gap >= c.opts.RenewDeadline {
+				log.Info("Renewed a shard's Lease after its fence had closed: its writes were refused meanwhile; is the Coordinator's client throttled or the API server slow?",
+					"shard", hd.h.shard.String(), "sinceLastRenewal", gap.Round(time.Millisecond), "renewDeadline", c.opts.RenewDeadline)
+			}
 			hd.h.renew(v.now)
 			c.mu.Lock()
 			hd.lease, hd.renewing = got, v.now

@@ -1,7 +1,9 @@
 // Package synclog writes the adapters' log lines about a sync: one line per
 // sync at V(4); at V(2) a deferral (the informer caches have not synced
 // yet, or the consistency gate waits for them to reach the controller's own
-// writes), a normal wait that is retried with backoff; and at the default
+// writes), a normal wait that is retried with backoff, and a sync the fence
+// refused (retried a second later; whoever keeps the fence logs why it
+// closed); and at the default
 // level only what an operator must see — an owner whose spec is invalid
 // (terminal: the message names the field), a sync that acted on expired
 // expectations, and (when the caller's framework does not log them
@@ -33,6 +35,10 @@ func Sync(logger logr.Logger, key string, res reconcile.SyncResult, err error, t
 	switch {
 	case result == telemetry.ResultDeferred:
 		deferred(logger.V(DeferralLevel), key, err)
+	case errors.Is(err, reconcile.ErrFenced):
+		if v := logger.V(DeferralLevel); v.Enabled() {
+			v.Info("Sync fenced: this replica may not write for now; retrying in a second", "owner", key, "reason", err.Error())
+		}
 	case errors.Is(err, reconcile.ErrInvalidSpec) && logErrors:
 		logger.Error(err, "Owner spec is invalid: no pod touched, the failure condition written; not retried until the owner changes", "owner", key)
 	case result == telemetry.ResultTerminal && logErrors:

@@ -78,6 +78,9 @@ func SetupSharded(mgr ctrl.Manager, so ShardedOptions, opts Options) (*sharding.
 	if err != nil {
 		return nil, err
 	}
+	// The Leases' client gets a rate limiter of its own (from the
+	// manager's QPS and Burst): no burst of the shards' pod writes delays
+	// a renewal past RenewDeadline.
 	client, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, err

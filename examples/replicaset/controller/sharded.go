@@ -58,6 +58,13 @@ type ShardedOptions struct {
 // every shard is given back and RunSharded returns.
 func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Options) error {
 	log := klog.FromContext(ctx)
+	// The Leases' client keeps a rate limiter of its own, so that no burst
+	// of pod writes delays a renewal past RenewDeadline (which would close
+	// the fence of every shard held).
+	leaseClient, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
 	// One rate limiter for every shard's client: the replica's QPS and
 	// burst are its budget however many shards it holds.
 	rc = sharedRateLimit(rc)
@@ -85,7 +92,7 @@ func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Op
 	unstampedPods.Start(ctx.Done())
 	defer unstampedPods.Shutdown()
 
-	coord, err := sharding.NewCoordinator(client, so.Coordinator)
+	coord, err := sharding.NewCoordinator(leaseClient, so.Coordinator)
 	if err != nil {
 		return err
 	}
