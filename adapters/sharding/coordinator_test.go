@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,4 +368,59 @@ func TestCoordinatorFenceReopensAfterALateRenewal(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(lines, func(l string) bool {
 		return strings.Contains(l, "Renewed a shard's Lease after its fence had closed")
 	}), "the late renewal is logged: %q", lines)
+}
+
+// During a change of K, the replicas of the old K keep every one of its
+// shards held between them: a replica of the new K holds nothing while an
+// old shard is held, so it is not counted in their fair share (counting it
+// left K/N of the old shards without a holder). Once the last replica of
+// the old K stops, the new K's shards are all taken.
+func TestCoordinatorChangeOfK(t *testing.T) {
+	client := versioned(fake.NewClientset())
+	none := func(int) string { return "" }
+	old := runReplica(t, client, shortOptions("old", 4), none)
+	require.Eventually(t, func() bool { return len(old.c.Shards()) == 4 }, 5*time.Second, 10*time.Millisecond)
+
+	next := runReplica(t, client, shortOptions("next", 2), none)
+	require.Eventually(t, func() bool {
+		for _, l := range leases(t, client) {
+			if holder(l) == "next" && l.Annotations["sharding.reconcilekit.io/shards"] == "2" {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 10*time.Millisecond, "the replica of the new K announces itself, with its K")
+	// Two lease durations: time enough for the old replica to have given
+	// shards back, had it counted the new one.
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		require.Len(t, old.c.Shards(), 4, "the old K's replica keeps all its shards")
+		require.Empty(t, next.c.Shards(), "the new K's replica holds nothing while an old shard is held")
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	old.stop(t)
+	require.Eventually(t, func() bool { return len(next.c.Shards()) == 2 }, 10*time.Second, 10*time.Millisecond,
+		"the last replica of the old K gave its shards back: the new K's are taken")
+	ls := leases(t, client)
+	for _, name := range shardLeaseNames("rs", 4) {
+		assert.Empty(t, holder(ls[name]), "%s: given back", name)
+	}
+}
+
+// versioned makes client's Lease writes carry a new resourceVersion each,
+// as kube-apiserver's do (the fake's tracker leaves it empty, so that a
+// watching replica would see every other replica's Leases unchanged, and
+// expired after their lease duration, however often they are renewed).
+func versioned(client *fake.Clientset) *fake.Clientset {
+	var rv atomic.Int64
+	stamp := func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if l, ok := action.(interface{ GetObject() runtime.Object }).GetObject().(*coordinationv1.Lease); ok {
+			l.ResourceVersion = strconv.FormatInt(rv.Add(1), 10)
+		}
+		return false, nil, nil
+	}
+	client.PrependReactor("create", "leases", stamp)
+	client.PrependReactor("update", "leases", stamp)
+	return client
 }

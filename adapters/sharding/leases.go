@@ -24,6 +24,10 @@ const (
 	GroupLabel = "sharding.reconcilekit.io/group"
 	// shardAnnotation is "index/count" on a shard's Lease.
 	shardAnnotation = "sharding.reconcilekit.io/shard"
+	// shardsAnnotation is, on a replica's Lease, the number of shards K the
+	// replica runs with: a replica counts only the replicas of its own K in
+	// its fair share.
+	shardsAnnotation = "sharding.reconcilekit.io/shards"
 	// WrittenAnnotation is, on a shard's Lease, the newest resourceVersion
 	// of the shard's writes its holder knew of at its last renewal or at
 	// its release: what the next holder's caches must reach before the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -67,6 +68,12 @@ func (c *Coordinator) read() view {
 		if _, isShard := leaseShard(l); isShard || name == c.replica {
 			continue
 		}
+		if k, ok := l.Annotations[shardsAnnotation]; ok && k != strconv.Itoa(c.opts.Shards) {
+			// A replica of another K holds none of these shards, and none
+			// of its own while one of these is held: it is not one of the
+			// replicas sharing them.
+			continue
+		}
 		if c.liveHolderLocked(l, now) {
 			v.replicas++
 			v.holding[holderOf(l)] = 0
@@ -121,9 +128,13 @@ func (c *Coordinator) keepReplica(ctx context.Context, v view) {
 	switch {
 	case cur == nil:
 		got, err = c.store.create(ctx, c.newLease(c.replica, nil, v.now))
-	case due || holderOf(cur) != c.opts.Identity:
+	case due || holderOf(cur) != c.opts.Identity || cur.Annotations[shardsAnnotation] != strconv.Itoa(c.opts.Shards):
 		next := cur.DeepCopy()
 		c.stampHolder(next, v.now, false)
+		if next.Annotations == nil {
+			next.Annotations = map[string]string{}
+		}
+		next.Annotations[shardsAnnotation] = strconv.Itoa(c.opts.Shards)
 		got, err = c.store.update(ctx, next)
 	default:
 		return
@@ -424,6 +435,8 @@ func (c *Coordinator) newLease(name string, s *Shard, now time.Time) *coordinati
 	}}
 	if s != nil {
 		l.Annotations = map[string]string{shardAnnotation: s.String()}
+	} else {
+		l.Annotations = map[string]string{shardsAnnotation: strconv.Itoa(c.opts.Shards)}
 	}
 	c.stampHolder(l, now, true)
 	return l
