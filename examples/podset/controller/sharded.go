@@ -53,7 +53,12 @@ type ShardedOptions struct {
 // SetupSharded makes mgr one replica of a sharded deployment: it adds to
 // mgr a Runnable in which a sharding.Coordinator holds this replica's share
 // of the shards, and each held shard runs its own controller
-// ([RunShard]). mgr must run without leader election (the shards' Leases
+// (a controller-runtime cluster, Config and unmanaged controller of its
+// own, fenced by the shard's Lease). The shards a replica holds share its
+// client rate limit, its opts.Workers reconciles at once and one event
+// broadcaster whose events are fenced by their PodSet's shard
+// (sharding.Coordinator.EventSink); the Leases have a client of their own.
+// mgr must run without leader election (the shards' Leases
 // replace it) and its cache must hold the pods without
 // sharding.BucketLabel, which SetupSharded reads (sharding.NewUnstamped):
 // build its cache options with opts.OwnedPods.Unsharded().CacheOptions,
@@ -89,30 +94,58 @@ func SetupSharded(mgr ctrl.Manager, so ShardedOptions, opts Options) (*sharding.
 	if err != nil {
 		return nil, err
 	}
-	rc, scheme := sharedRateLimit(mgr.GetConfig()), mgr.GetScheme()
+	r := &replica{rc: sharedRateLimit(mgr.GetConfig()), scheme: mgr.GetScheme(), unstamped: unstamped, cache: so.Cache}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = ctrlruntime.DefaultWorkers
+	}
+	r.slots = make(chan struct{}, workers)
+	events, err := kubernetes.NewForConfig(r.rc)
+	if err != nil {
+		return nil, err
+	}
 	log := mgr.GetLogger().WithName("podset")
 	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		ctx = logr.NewContext(ctx, log) // the Coordinator's log and the shards'
+		// One event broadcaster for every shard held, each event fenced by
+		// the shard of the PodSet it is about.
+		broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+		defer broadcaster.Shutdown()
+		broadcaster.StartRecordingToSink(coord.EventSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events("")}))
+		r.recorder = broadcaster.NewRecorder(r.scheme, corev1.EventSource{Component: "podset-controller"})
 		return coord.Run(ctx, func(ctx context.Context, h *sharding.Held) error {
-			return RunShard(ctx, rc, scheme, h, unstamped, so.Cache, opts)
+			return r.runShard(ctx, h, opts)
 		})
 	}))
 	return coord, err
 }
 
-// RunShard runs the controller of the held shard h until ctx is done and
+// replica is what the shards a replica holds share: its rate-limited
+// config, its pods without the bucket label, its PodSet cache options,
+// its budget of syncs at once and its event recorder.
+type replica struct {
+	rc        *rest.Config
+	scheme    *runtime.Scheme
+	unstamped *sharding.Unstamped
+	cache     cache.Options
+	slots     chan struct{} // capacity: opts.Workers, over every shard held
+	recorder  record.EventRecorder
+}
+
+// runShard runs the controller of the held shard h until ctx is done and
 // returns once it has stopped: a controller-runtime cluster of its own
-// over rc fenced by h.Fence (fencing.WrapConfig: its client, API reader
-// and event recorder write nothing once the shard's fence closes), whose
-// cache holds the PodSets of cacheOpts and the pods of the shard's buckets,
-// a Config from ctrlruntime.NewClusterConfig restricted to the shard by
-// [New] (opts.Shard, opts.Unstamped), and an unmanaged controller-runtime
-// controller watching that cache. The pods of unstamped that belong to the
-// shard are stamped with their bucket every second. opts.Fence is
-// replaced by the shard's; its Hooks are kept, but no metrics are
-// registered for the shard.
-func RunShard(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, h *sharding.Held, unstamped *sharding.Unstamped,
-	cacheOpts cache.Options, opts Options) error {
+// over r.rc fenced by h.Fence (fencing.WrapConfig: its client and API
+// reader write nothing once the shard's fence closes), whose cache holds
+// the PodSets of r.cache and the pods of the shard's buckets, a Config
+// from ctrlruntime.NewClusterConfig restricted to the shard by [New]
+// (opts.Shard, opts.Unstamped), and an unmanaged controller-runtime
+// controller watching that cache, whose opts.Workers reconciles share the
+// replica's slots with every other shard's. The pods of r.unstamped that
+// belong to the shard are stamped with their bucket every second.
+// opts.Fence is replaced by the shard's; its Hooks are kept, but no
+// metrics are registered for the shard.
+func (r *replica) runShard(ctx context.Context, h *sharding.Held, opts Options) error {
+	rc, scheme, unstamped, cacheOpts := r.rc, r.scheme, r.unstamped, r.cache
 	shard := h.Shard()
 	log := logr.FromContextOrDiscard(ctx).WithValues("shard", shard.String())
 	ctx = logr.NewContext(ctx, log)
@@ -137,17 +170,8 @@ func RunShard(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, h *s
 		return fmt.Errorf("shard %v: %w", shard, err)
 	}
 
-	events, err := kubernetes.NewForConfig(fenced)
-	if err != nil {
-		return err
-	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	defer broadcaster.Shutdown()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events("")})
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "podset-controller"})
-
 	cfg, err := ctrlruntime.NewClusterConfig[*v1alpha1.PodSet](cl, ctrlruntime.ConfigOptions{
-		OwnedPods: owned, EventPerBatch: opts.EventPerBatch, Recorder: recorder,
+		OwnedPods: owned, EventPerBatch: opts.EventPerBatch, Recorder: r.recorder,
 	})
 	if err != nil {
 		return fmt.Errorf("shard %v: %w", shard, err)
@@ -167,10 +191,10 @@ func RunShard(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, h *s
 	}
 	skip := true // a shard given back and taken again registers its name again
 	ctl, err := crcontroller.NewTypedUnmanaged("podset-shard-"+strconv.Itoa(shard.Index), crcontroller.TypedOptions[crreconcile.Request]{
-		Reconciler: ctrlruntime.Reconciler[*v1alpha1.PodSet]{
+		Reconciler: slotted{slots: r.slots, inner: ctrlruntime.Reconciler[*v1alpha1.PodSet]{
 			Controller: c,
 			Backoff:    workqueue.DefaultTypedControllerRateLimiter[crreconcile.Request](),
-		},
+		}},
 		MaxConcurrentReconciles: workers,
 		SkipNameValidation:      &skip,
 		Logger:                  log,
@@ -210,6 +234,23 @@ func RunShard(ctx context.Context, rc *rest.Config, scheme *runtime.Scheme, h *s
 	})
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// slotted runs inner's reconciles in a slot of slots: at most cap(slots)
+// at once over every reconciler given the same channel.
+type slotted struct {
+	slots chan struct{}
+	inner crreconcile.Reconciler
+}
+
+func (s slotted) Reconcile(ctx context.Context, req crreconcile.Request) (crreconcile.Result, error) {
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return crreconcile.Result{}, fmt.Errorf("podset: %v not reconciled: %w", req, context.Cause(ctx))
+	}
+	return s.inner.Reconcile(ctx, req)
 }
 
 // sharedRateLimit returns rc, or, when rc has a client-side limit (QPS

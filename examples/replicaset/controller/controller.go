@@ -71,6 +71,12 @@ type Options struct {
 	Shard *sharding.Held
 	// Unstamped are the pods without the shard label, for Shard; nil: none.
 	Unstamped *sharding.Unstamped
+	// SyncSlots, if set, bounds the syncs running at once over every
+	// Controller given the same channel: a sync takes a slot (a send)
+	// before it starts and gives it back when it ends, so the channel's
+	// capacity is the budget ([RunSharded] gives every held shard's
+	// controller the replica's). Nil: Run's workers alone bound them.
+	SyncSlots chan struct{}
 	// Metrics, if set, receives the controller's metrics (package
 	// adapters/telemetry: syncs, pod creates and deletes, expectations, and
 	// upstream's replicaset_controller_stale_sync_skips_total and
@@ -113,6 +119,7 @@ type Controller struct {
 	queue   workqueue.TypedRateLimitingInterface[string]
 	synced  []cache.InformerSynced
 	onSync  func(Report)
+	slots   chan struct{} // Options.SyncSlots
 	metrics *telemetry.Collector
 	ready   atomic.Bool // the caches have synced and the workers run
 }
@@ -129,6 +136,7 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 	c := &Controller{
 		synced: []cache.InformerSynced{rsInf.HasSynced, podInf.HasSynced},
 		onSync: opts.OnSync,
+		slots:  opts.SyncSlots,
 	}
 	limiter := opts.RateLimiter
 	if limiter == nil {
@@ -206,8 +214,17 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // workers are running: the readiness check (/readyz) of a deployment.
 func (c *Controller) Ready() bool { return c.ready.Load() }
 
-// sync runs one sync and reports it to OnSync.
+// sync runs one sync, in a slot of SyncSlots when set, and reports it to
+// OnSync.
 func (c *Controller) sync(ctx context.Context, key string) (reconcile.SyncResult, error) {
+	if c.slots != nil {
+		select {
+		case c.slots <- struct{}{}:
+			defer func() { <-c.slots }()
+		case <-ctx.Done():
+			return reconcile.SyncResult{}, fmt.Errorf("replicaset controller: %s not synced: %w", key, context.Cause(ctx))
+		}
+	}
 	start := time.Now()
 	res, err := c.ctrl.Sync(ctx, key)
 	if c.onSync == nil {

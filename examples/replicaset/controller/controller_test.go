@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -279,4 +280,26 @@ func TestFencedWritesNothing(t *testing.T) {
 
 	open.Store(true)
 	e.awaitConverged(rs, 10)
+}
+
+// SyncSlots bounds the syncs running at once, whatever the workers: with
+// one slot, the controller's three workers sync one ReplicaSet at a time
+// (a sharded replica gives all its shards' controllers one such budget).
+func TestSyncSlotsBoundTheSyncsAtOnce(t *testing.T) {
+	var running, most atomic.Int32
+	e := newEnv(t, envOptions{seed: 7, slots: make(chan struct{}, 1), onSync: func(controller.Report) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(time.Millisecond) // long enough for another worker to overlap, were it let in
+	}})
+	var sets []*appsv1.ReplicaSet
+	for i := range 6 {
+		sets = append(sets, e.createRS(fmt.Sprintf("web-%d", i), 3))
+	}
+	for _, rs := range sets {
+		e.awaitConverged(rs, 3)
+	}
+	assert.Equal(t, int32(1), most.Load(), "one sync at a time with one slot")
 }

@@ -47,6 +47,8 @@ type envOptions struct {
 	faults cluster.Faults
 	seed   uint64
 	fence  func() error
+	slots  chan struct{}
+	onSync func(controller.Report)
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -67,12 +69,16 @@ func newEnv(t *testing.T, o envOptions) *env {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 	rsInf, podInf := factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods()
 	ctrl, err := controller.New(client, factory, controller.Options{
-		Recorder: recorder,
-		Exact:    o.exact,
-		Fence:    o.fence,
+		Recorder:  recorder,
+		Exact:     o.exact,
+		Fence:     o.fence,
+		SyncSlots: o.slots,
 		// Fast retries keep fault tests short; the policy is the default's shape.
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 50*time.Millisecond),
 		OnSync: func(r controller.Report) {
+			if o.onSync != nil {
+				o.onSync(r)
+			}
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.reports = append(e.reports, r)

@@ -33,7 +33,11 @@ type ShardedOptions struct {
 	// Namespace is the namespace whose ReplicaSets the replicas share; "":
 	// every namespace.
 	Namespace string
-	// Workers is the number of sync workers of each held shard; <= 0: 1.
+	// Workers is the replica's sync budget: at most Workers syncs run at
+	// once over all the shards it holds (each shard's controller runs
+	// Workers goroutines, which share the budget through
+	// Options.SyncSlots), so that a replica's load does not grow with the
+	// shards it holds; <= 0: 1.
 	Workers int
 	// Coordinator places the shards' Leases and times them (Namespace,
 	// Name, Identity, Shards, the durations).
@@ -51,11 +55,15 @@ type ShardedOptions struct {
 // until ctx is done: a sharding.Coordinator holds this replica's share of
 // the shards, and each held shard runs its own controller, with its own
 // informers (the shard's ReplicaSets, selected by the API server when it
-// can, and the pods carrying the shard's buckets), expectations, event
-// recorder and client, all fenced by the shard's Lease. opts applies to
-// each shard's controller, less Fence, Pods, Shard, Unstamped, Recorder
-// and Metrics, which RunSharded sets or leaves out. When ctx is done,
-// every shard is given back and RunSharded returns.
+// can, and the pods carrying the shard's buckets), expectations and
+// client, fenced by the shard's Lease. The replica's budgets are shared
+// by the shards it holds: its client rate limit, its so.Workers syncs at
+// once, and one event broadcaster whose events are fenced by their
+// ReplicaSet's shard (sharding.Coordinator.EventSink). The Leases have a
+// client and a rate limit of their own. opts applies to each shard's
+// controller, less Fence, Pods, Shard, Unstamped, Recorder, SyncSlots and
+// Metrics, which RunSharded sets or leaves out. When ctx is done, every
+// shard is given back and RunSharded returns.
 func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Options) error {
 	log := klog.FromContext(ctx)
 	// The Leases' client keeps a rate limiter of its own, so that no burst
@@ -101,13 +109,23 @@ func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Op
 			return fmt.Errorf("replicaset controller: registering the sharding metrics: %w", err)
 		}
 	}
+	// One event broadcaster for every shard held, each event fenced by
+	// the shard of the ReplicaSet it is about.
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(coord.EventSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}))
+	opts.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reconcilekit-replicaset"})
+	workers := max(so.Workers, 1)
+	opts.SyncSlots = make(chan struct{}, workers)
 	return coord.Run(ctx, func(ctx context.Context, h *sharding.Held) error {
-		return runShard(ctx, rc, so, opts, h, filtering, unstamped)
+		return runShard(ctx, rc, so.Namespace, workers, opts, h, filtering, unstamped)
 	})
 }
 
-// runShard runs the controller of one held shard until ctx is done.
-func runShard(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Options, h *sharding.Held, filtering sharding.Filtering, unstamped *sharding.Unstamped) error {
+// runShard runs the controller of one held shard until ctx is done, with
+// workers goroutines sharing opts.SyncSlots and recording events with
+// opts.Recorder, the replica's.
+func runShard(ctx context.Context, rc *rest.Config, namespace string, workers int, opts Options, h *sharding.Held, filtering sharding.Filtering, unstamped *sharding.Unstamped) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("shard", h.Shard().String()))
 	fenced, err := fencing.WrapConfig(rc, h.Fence)
 	if err != nil {
@@ -118,19 +136,15 @@ func runShard(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Opti
 		return err
 	}
 	owners := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(so.Namespace),
+		informers.WithNamespace(namespace),
 		informers.WithTransform(clientgo.TrimManagedFields),
 		informers.WithTweakListOptions(h.Shard().TweakOwners(filtering)))
 	shardPods, err := clientgo.OwnedPods{}.ForShard(h.Shard())
 	if err != nil {
 		return err
 	}
-	pods := shardPods.Factory(client, 0, informers.WithNamespace(so.Namespace), informers.WithTransform(clientgo.TrimManagedFields))
+	pods := shardPods.Factory(client, 0, informers.WithNamespace(namespace), informers.WithTransform(clientgo.TrimManagedFields))
 
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	defer broadcaster.Shutdown()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	opts.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reconcilekit-replicaset"})
 	opts.Fence, opts.Metrics = nil, nil
 	opts.Pods, opts.Shard, opts.Unstamped = pods, h, unstamped
 	ctrl, err := New(client, owners, opts)
@@ -153,10 +167,6 @@ func runShard(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Opti
 		}, stampEvery)
 	}()
 	defer func() { <-done }()
-	workers := so.Workers
-	if workers <= 0 {
-		workers = 1
-	}
 	return ctrl.Run(ctx, workers)
 }
 
