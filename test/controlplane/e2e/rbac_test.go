@@ -33,11 +33,14 @@ const (
 	rsMinusUser     = "rbac-replicaset-minus-verb" // that role without pods create
 	podSetUser      = "rbac-podset"                // examples/podset/config/rbac/role.yaml
 	podSetMinusUser = "rbac-podset-minus-verb"     // that role without podsets/status update
+	// role.yaml and sharding_role.yaml of each example (zz_sharding_rbac_test.go).
+	rsShardedUser     = "rbac-replicaset-sharded"
+	podSetShardedUser = "rbac-podset-sharded"
 )
 
 func rbacUsers() []controlplane.User {
 	var users []controlplane.User
-	for _, name := range []string{rsUser, rsMinusUser, podSetUser, podSetMinusUser} {
+	for _, name := range []string{rsUser, rsMinusUser, podSetUser, podSetMinusUser, rsShardedUser, podSetShardedUser} {
 		users = append(users, controlplane.User{Name: name, Groups: []string{}})
 	}
 	return users
@@ -101,8 +104,17 @@ func applyClusterRole(t *testing.T, cp *controlplane.ControlPlane, example strin
 // (the ReplicaSet example: a RoleBinding, here in ns; the PodSet example: a
 // ClusterRoleBinding), and the example's leader-election Role and binding in
 // the same way. It waits until kube-apiserver's authorizer lets user list
-// pods (in ns when ns is not "") and returns user's kubeconfig.
+// pods (in ns when ns is not "") and create Leases, and returns user's
+// kubeconfig.
 func bindRole(t *testing.T, cp *controlplane.ControlPlane, example, role, user, ns string) string {
+	t.Helper()
+	return bindRoleWith(t, cp, example, role, user, ns, "leader_election_role.yaml", "leader_election_role_binding.yaml")
+}
+
+// bindRoleWith is bindRole with the Lease Role and binding of the example's
+// config/rbac/ files leaseRole and leaseBinding in place of leader
+// election's (sharding_role.yaml and sharding_role_binding.yaml for -shards).
+func bindRoleWith(t *testing.T, cp *controlplane.ControlPlane, example, role, user, ns, leaseRole, leaseBinding string) string {
 	t.Helper()
 	ctx := testContext(t)
 	client := kubernetes.NewForConfigOrDie(cp.RESTConfig())
@@ -129,16 +141,16 @@ func bindRole(t *testing.T, cp *controlplane.ControlPlane, example, role, user, 
 	default:
 		t.Fatalf("%s: kind %q", rbacFile(example, "role_binding.yaml"), kind.Kind)
 	}
-	// Leader election: the Role in its namespace, bound to user (the
-	// examples elect only when asked; binding it costs nothing).
+	// The Leases: the Role in its namespace, bound to user (whether or not
+	// the example elects or shards: binding it costs nothing).
 	var le rbacv1.Role
-	readYAML(t, rbacFile(example, "leader_election_role.yaml"), &le)
+	readYAML(t, rbacFile(example, leaseRole), &le)
 	_, err = client.RbacV1().Roles(le.Namespace).Create(ctx, &le, metav1.CreateOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
 	var leb rbacv1.RoleBinding
-	readYAML(t, rbacFile(example, "leader_election_role_binding.yaml"), &leb)
+	readYAML(t, rbacFile(example, leaseBinding), &leb)
 	require.Equal(t, le.Name, leb.RoleRef.Name)
 	leb.Name += "-" + user
 	leb.Subjects = subjects
@@ -147,17 +159,22 @@ func bindRole(t *testing.T, cp *controlplane.ControlPlane, example, role, user, 
 		require.NoError(t, err)
 	}
 
-	waitFor(t, ctx, time.Minute, user+" allowed to list pods", func(ctx context.Context) (bool, string, error) {
-		review, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: ns, Verb: "list", Resource: "pods",
-			}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return review.Status.Allowed, review.Status.Reason, nil
-	})
+	// The authorizer learns of roles and bindings from its watches: wait
+	// for the Lease Role and binding too, created last.
+	for _, attrs := range []authorizationv1.ResourceAttributes{
+		{Namespace: ns, Verb: "list", Resource: "pods"},
+		{Namespace: le.Namespace, Verb: "create", Group: "coordination.k8s.io", Resource: "leases"},
+	} {
+		waitFor(t, ctx, time.Minute, fmt.Sprintf("%s allowed to %s %s", user, attrs.Verb, attrs.Resource), func(ctx context.Context) (bool, string, error) {
+			review, err := client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &attrs},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return review.Status.Allowed, review.Status.Reason, nil
+		})
+	}
 	kubeconfig, err := cp.Kubeconfig(user)
 	require.NoError(t, err)
 	return kubeconfig
