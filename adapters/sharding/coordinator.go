@@ -125,6 +125,12 @@ type Coordinator struct {
 	held     map[int]*holding    // by shard index
 	replicaL *coordinationv1.Lease
 	renewed  time.Time // start of the last successful write of this replica's Lease
+
+	// refrain: take nothing before then. A shard given straight back after
+	// its take (a shard of another K held, or the check unanswered) waits a
+	// RetryPeriod, rather than being taken again at the next watch event
+	// (which its own give-back causes). Only Run's loop uses it.
+	refrain time.Time
 }
 
 // sighting is when this replica saw a Lease's version first.

@@ -290,7 +290,7 @@ func (c *Coordinator) mostAboveFloorLocked(v view, mine int) bool {
 // at least that many leaves a free shard to it for one RetryPeriod (its
 // watch event wakes it at once), so that shards do not change hands twice.
 func (c *Coordinator) take(ctx context.Context, log klog.Logger, v view, start func(context.Context, *holding)) {
-	if v.blocked {
+	if v.blocked || v.now.Before(c.refrain) {
 		return
 	}
 	floor := c.opts.Shards / v.replicas
@@ -318,6 +318,9 @@ func (c *Coordinator) take(ctx context.Context, log klog.Logger, v view, start f
 		}
 		s := Shard{Index: (first + n) % k, Count: k}
 		c.takeShard(ctx, log, v, s, othersShort && keeping >= floor, start)
+		if v.now.Before(c.refrain) {
+			return
+		}
 	}
 }
 
@@ -355,10 +358,16 @@ func (c *Coordinator) takeShard(ctx context.Context, log klog.Logger, v view, s 
 	// overlapping shard since this round's read: a consistent read, after
 	// our write, shows its holder; it shows ours to it in the same way, so
 	// at most one of two such replicas keeps its shard.
-	if c.otherCountHeld(ctx, v.now) {
+	if held, err := c.otherCountHeld(ctx, v.now); held || err != nil {
+		if err != nil {
+			log.Error(err, "Gave a shard straight back: the Leases could not be listed to check that no shard of another count is held (the Coordinator needs list on leases)", "shard", s.String(), "lease", name)
+		} else {
+			log.Info("Gave a shard straight back: a shard of another count is held", "shard", s.String(), "lease", name)
+		}
 		next := got.DeepCopy()
 		next.Spec.HolderIdentity = ptr.To("")
 		_, _ = c.store.update(ctx, next)
+		c.refrain = v.now.Add(c.opts.RetryPeriod)
 		return
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -377,21 +386,21 @@ func (c *Coordinator) takeShard(ctx context.Context, log klog.Logger, v view, s 
 }
 
 // otherCountHeld reads the group's Leases live and reports whether a shard
-// of another count has a holder that may still hold it (or whether the
-// read failed).
-func (c *Coordinator) otherCountHeld(ctx context.Context, now time.Time) bool {
+// of another count has a holder that may still hold it, or why the read
+// failed.
+func (c *Coordinator) otherCountHeld(ctx context.Context, now time.Time) (bool, error) {
 	leases, err := c.store.live(ctx)
 	if err != nil {
-		return true
+		return false, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, l := range leases {
 		if s, ok := leaseShard(l); ok && s.Count != c.opts.Shards && c.liveHolderLocked(l, now) {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // stop gives every shard back, once its RunFunc returned or LeaseDuration

@@ -45,8 +45,9 @@ type Controller = reconcile.Controller[*v1alpha1.PodSet]
 // The PodSet controller's permissions, from which controller-gen writes
 // config/rbac/role.yaml (make rbac; TestRBACMarkersMatchRole checks that
 // the file is what these say). Each rule's use is in examples/README.md,
-// "Deploying". Leader election's Lease rules are apart, in
-// config/rbac/leader_election_role.yaml.
+// "Deploying". The Lease rules are apart: leader election's in
+// config/rbac/leader_election_role.yaml, sharding's (-shards) in
+// config/rbac/sharding_role.yaml.
 //
 // +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=demo.reconcilekit.dev,resources=podsets/status,verbs=update
