@@ -54,6 +54,9 @@ SOAKCHECKS    ?= 5000
 SAFETY_SOAK_CASES ?= 1000000
 # make soak's cases of adapters/sharding's TestModelShards (100,000 in make test).
 SHARD_SOAK_CASES ?= 1000000
+# make soak's cases of adapters/sharding's TestModelShardedNeverRunsAway (6,000
+# in make test, shardSafetyCases).
+SHARD_SAFETY_SOAK_CASES ?= 60000
 BENCHTIME     ?= 1s
 # test/conformance is a module of its own (it requires k8s.io/kubernetes);
 # it is vetted with the others but tested by conformance-test, because its
@@ -239,11 +242,12 @@ fuzz: ## every fuzz target of the root module for FUZZTIME each (long; not in ma
 		done; \
 	done; echo "fuzz: $$n targets, $(FUZZTIME) each"
 
-soak: ## the property and model-based tests with SOAKCHECKS rapid checks, TestModelSafeWithAnyOwner and TestModelNeverRunsAway with SAFETY_SOAK_CASES, the shards' TestModelShards with SHARD_SOAK_CASES (long)
+soak: ## the property and model-based tests with SOAKCHECKS rapid checks, TestModelSafeWithAnyOwner and TestModelNeverRunsAway with SAFETY_SOAK_CASES, the shards' TestModelShards with SHARD_SOAK_CASES and TestModelShardedNeverRunsAway with SHARD_SAFETY_SOAK_CASES (long)
 	$(GO) test -race -count=1 -run 'Propert|Model|Sim' -skip '^TestModel(SafeWithAnyOwner|NeverRunsAway)$$' $(RAPID_PKGS) -args -rapid.checks=$(SOAKCHECKS)
 	$(GO) test -race -count=1 -timeout 60m -run '^TestModelSafeWithAnyOwner$$' ./reconcile/ -args -rapid.checks=$(SOAKCHECKS) -safety.cases=$(SAFETY_SOAK_CASES)
 	$(GO) test -race -count=1 -timeout 60m -run '^TestModelNeverRunsAway$$' ./reconcile/ -args -rapid.checks=$(SOAKCHECKS) -configsafety.cases=$(SAFETY_SOAK_CASES)
 	cd adapters && $(GO) test -race -count=1 -timeout 60m -run '^TestModelShards$$' ./sharding/ -args -shardmodel.cases=$(SHARD_SOAK_CASES)
+	cd adapters && $(GO) test -race -count=1 -timeout 60m -run '^TestModelShardedNeverRunsAway$$' ./sharding/ -args -shardsafety.cases=$(SHARD_SAFETY_SOAK_CASES)
 
 scenarios: ## print the exact-expectations scenario tables (reconcile)
 	$(GO) test -count=1 -run 'Scenario' -v ./reconcile/
