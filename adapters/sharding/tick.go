@@ -404,34 +404,70 @@ func (c *Coordinator) otherCountHeld(ctx context.Context, now time.Time) (bool, 
 }
 
 // stop gives every shard back, once its RunFunc returned or LeaseDuration
-// after the call, and deletes this replica's Lease first, so that the others' share
-// grows before the shards are free.
+// after the call, and deletes this replica's Lease first, so that the
+// others' share grows before the shards are free. A shard is given back as
+// soon as its RunFunc has returned, whatever the others do, and each write
+// has RenewDeadline of its own: the writes after a slow RunFunc are not
+// lost to an earlier deadline (which left their Leases to expire).
 func (c *Coordinator) stop(log klog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RenewDeadline)
-	defer cancel()
 	c.mu.Lock()
 	mine := c.replicaL
 	hds := maps.Clone(c.held)
 	c.mu.Unlock()
 	if mine != nil {
-		_ = c.store.remove(ctx, mine.Name, mine.ResourceVersion)
+		c.write(func(ctx context.Context) { _ = c.store.remove(ctx, mine.Name, mine.ResourceVersion) })
 	}
 	for _, hd := range hds {
 		hd.cancel()
 	}
-	deadline := c.opts.Clock.Now().Add(c.opts.LeaseDuration)
-	for _, i := range slices.Sorted(maps.Keys(hds)) {
-		hd := hds[i]
-		if wait := deadline.Sub(c.opts.Clock.Now()); wait > 0 {
-			t := c.opts.Clock.NewTimer(wait)
+	given := make(map[int]bool, len(hds))
+	giveBack := func(i int) {
+		if given[i] {
+			return
+		}
+		c.write(func(ctx context.Context) { c.release(ctx, log, i, hds[i], c.opts.Clock.Now()) })
+		given[i] = true
+	}
+	// returned tells, in the order they return, which RunFuncs did.
+	returned := make(chan int, len(hds))
+	quit := make(chan struct{})
+	defer close(quit)
+	for i, hd := range hds {
+		go func() {
 			select {
 			case <-hd.done:
-			case <-t.C():
+				returned <- i
+			case <-quit:
+			}
+		}()
+	}
+	deadline := c.opts.Clock.Now().Add(c.opts.LeaseDuration)
+	for _, i := range slices.Sorted(maps.Keys(hds)) {
+		// One timer per shard, in index order (the model test follows
+		// them), even for a shard already given back; while it runs,
+		// every shard whose RunFunc returns is given back at once.
+		if wait := deadline.Sub(c.opts.Clock.Now()); wait > 0 {
+			t := c.opts.Clock.NewTimer(wait)
+		waiting:
+			for !given[i] {
+				select {
+				case j := <-returned:
+					giveBack(j)
+				case <-t.C():
+					break waiting
+				}
 			}
 			t.Stop()
 		}
-		c.release(ctx, log, i, hd, c.opts.Clock.Now())
+		giveBack(i)
 	}
+}
+
+// write runs one of stop's writes with RenewDeadline of its own.
+func (c *Coordinator) write(do func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RenewDeadline)
+	defer cancel()
+	do(ctx)
 }
 
 // newLease returns a Lease of the group named name held by this replica:
