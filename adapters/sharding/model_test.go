@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,27 +32,46 @@ import (
 // runner returns only when the model says so, after its context is done
 // and its writes have landed.
 //
+// A change of K (-shardmodel.changek): each case also draws a second
+// count K2 (1 to 8; K2 = K is no change), and each replica that joins
+// after the first ones runs with K or K2, so that replicas of two counts,
+// whose shards overlap, run at once. The safety checks are therefore per
+// bucket, the unit both counts share: shard i of K covers buckets
+// [i·256/K, (i+1)·256/K). Without the flag every replica runs with K, and
+// the checks are the per-shard ones they reduce to.
+//
 // The model checks:
-//   - (1) per shard, landed writes never go back to an older acquisition:
-//     no write of an earlier holder lands after a write of a later one, so
-//     two holders' writes never interleave;
-//   - (2) per shard, at most one Held has an open fence at any instant
-//     (whether its replica keeps the shard or is giving it back, and
-//     whatever became of the replica);
+//   - (1) per bucket, landed writes never go back to an older acquisition:
+//     every acquisition of any shard gets the next number of one sequence,
+//     and no write of a smaller number lands, for a bucket its shard
+//     covers, after a write of a larger one, so two holders' writes never
+//     interleave (within one K: per shard, as no earlier holder's write
+//     lands after a later one's);
+//   - (2) per bucket, at most one Held whose shard covers it has an open
+//     fence at any instant, whatever the shards' counts (whether its
+//     replica keeps the shard or is giving it back, and whatever became of
+//     the replica);
 //   - (3) Settle: once every replica that is alive ticks every RetryPeriod
-//     with an up-to-date cache, within LeaseDuration + 2×RetryPeriod every
-//     shard is kept by exactly one of them, with an open fence, and none
-//     keeps more than ceil(K/N);
+//     with an up-to-date cache, within LeaseDuration + 2×RetryPeriod one
+//     count K′ of those they run with has every one of its shards kept by
+//     exactly one live replica of K′, with an open fence, none keeping more
+//     than ceil(K′/N′) (N′ the live replicas of K′), and the live replicas
+//     of the other count keep no shard (with one count alive: as without a
+//     change of K);
 //   - (4) a shard taken after its holder gave it back resumes from at
-//     least the newest write that holder recorded (Held.Resume).
+//     least the newest write that holder recorded (Held.Resume), per shard
+//     Lease. Across a change of K it is not checked: the next holder's
+//     Resume is what its own Lease records, none of the other count's
+//     writes.
 //
 // What the model does not cover: failed or lost requests to the API server
 // (every call answers at once), clocks that drift apart (one clock for
-// every replica), a change of the number of shards, and a replica identity
-// used twice. A runner being given back writes until its fence closes,
-// with writes in flight when the shard is given back: (1) failed on them
-// until the Coordinator waited one margin after closing the fence of a
-// runner that had not returned (TestModelLateWritesAfterGiveBack).
+// every replica), more than two counts at once, a replica that changes its
+// K without a new identity, and a replica identity used twice. A runner
+// being given back writes until its fence closes, with writes in flight
+// when the shard is given back: (1) failed on them until the Coordinator
+// waited one margin after closing the fence of a runner that had not
+// returned (TestModelLateWritesAfterGiveBack).
 
 const (
 	// shardModelCases is the least number of cases `go test` runs;
@@ -71,6 +91,11 @@ const (
 var (
 	shardModelCasesFlag = flag.Int("shardmodel.cases", shardModelCases, "TestModelShards: the least number of cases to run")
 	shardModelTrace     = flag.Bool("shardmodel.trace", false, "TestModelShards: log every tick and the Leases after it (to read a failing case)")
+	// shardModelChangeK is off by default until the Coordinator no longer
+	// renews a shard whose Lease expired while a replica of another K took
+	// an overlapping shard: with it on, (2) fails about once in 10,000
+	// cases (TestModelChangeOfKRenewsAnExpiredShard, skipped until then).
+	shardModelChangeK = flag.Bool("shardmodel.changek", false, "TestModelShards: draw a second K for the replicas that join (a change of K)")
 )
 
 // TestModelShards runs the model in at least -shardmodel.cases cases
@@ -238,6 +263,7 @@ func (c *timerClock) NewTimer(d time.Duration) clock.Timer {
 
 type replica struct {
 	id          string
+	k           int // its Options.Shards
 	c           *Coordinator
 	clk         *timerClock
 	cacheAt     int       // the index in history of this replica's cache
@@ -251,8 +277,8 @@ func (r *replica) alive() bool { return !r.dead && !r.left }
 // model decides when it writes and when it returns.
 type runner struct {
 	r        *replica
-	shard    int
-	epoch    int // the shard's acquisitions before and including this one
+	shard    Shard
+	acq      int // the acquisitions of every shard before and including this one
 	hd       *holding
 	ctx      context.Context
 	inFlight int
@@ -269,18 +295,21 @@ type write struct {
 }
 
 type landed struct {
-	epoch int
+	acq   int
 	r     string
+	shard Shard
 	rv    int64
 	at    time.Time
 }
 
 type shardModel struct {
-	k     int
-	retry time.Duration
-	clock *clocktesting.FakeClock
-	store *memStore
-	names map[string]int // shard Lease name → index
+	k      int // the count of the first replicas
+	k2     int // the count a joining replica may draw instead: k2 = k is no change of K
+	retry  time.Duration
+	clock  *clocktesting.FakeClock
+	store  *memStore
+	names  map[string]Shard // shard Lease name → shard, of both counts
+	shards []Shard          // the shards of both counts (of k once when k2 = k)
 
 	replicas []*replica
 	runners  []*runner
@@ -288,41 +317,52 @@ type shardModel struct {
 	writes   []*write
 	seq      int
 
-	epochs   []int     // per shard: acquisitions so far
-	last     []landed  // per shard: the last write landed
-	holder   []*runner // per shard: the runner of the last acquisition
-	released []bool    // per shard: the last change of its Lease gave it back
-	failures []string  // violations found inside the Coordinator's calls
+	acquired int                // acquisitions so far, of every shard
+	last     map[Shard]landed   // per shard: the last of its writes landed
+	holder   map[string]*runner // per shard Lease: the runner of the last acquisition
+	fromNone map[string]bool    // per shard Lease: its last change of holder took it from no holder
+	failures []string           // violations found inside the Coordinator's calls
 	ctx      context.Context
 }
 
 func newShardModel(t *rapid.T) *shardModel {
-	return newShardModelFixed(t, rapid.IntRange(1, 8).Draw(t, "shards"),
-		time.Duration(rapid.IntRange(1, 3).Draw(t, "retrySeconds"))*time.Second,
-		rapid.IntRange(1, 3).Draw(t, "initialReplicas"))
+	k := rapid.IntRange(1, 8).Draw(t, "shards")
+	retry := time.Duration(rapid.IntRange(1, 3).Draw(t, "retrySeconds")) * time.Second
+	replicas := rapid.IntRange(1, 3).Draw(t, "initialReplicas")
+	k2 := k
+	if *shardModelChangeK {
+		k2 = rapid.IntRange(1, 8).Draw(t, "newShards")
+	}
+	return newShardModelFixed(t, k, retry, replicas, k2)
 }
 
-func newShardModelFixed(t *rapid.T, k int, retry time.Duration, replicas int) *shardModel {
+// newShardModelFixed returns a model whose first replicas run with k
+// shards, and whose joining replicas with k or k2.
+func newShardModelFixed(t *rapid.T, k int, retry time.Duration, replicas, k2 int) *shardModel {
 	m := &shardModel{
-		k:      k,
-		retry:  retry,
-		clock:  clocktesting.NewFakeClock(time.Unix(1e9, 0)),
-		store:  &memStore{leases: map[string]*coordinationv1.Lease{}},
-		names:  map[string]int{},
-		byHold: map[*holding]*runner{},
-		ctx:    klog.NewContext(context.Background(), logr.Discard()),
+		k:        k,
+		k2:       k2,
+		retry:    retry,
+		clock:    clocktesting.NewFakeClock(time.Unix(1e9, 0)),
+		store:    &memStore{leases: map[string]*coordinationv1.Lease{}},
+		names:    map[string]Shard{},
+		byHold:   map[*holding]*runner{},
+		last:     map[Shard]landed{},
+		holder:   map[string]*runner{},
+		fromNone: map[string]bool{},
+		ctx:      klog.NewContext(context.Background(), logr.Discard()),
 	}
 	m.store.commit()
 	m.store.changed = m.leaseChanged
-	m.epochs = make([]int, m.k)
-	m.last = make([]landed, m.k)
-	m.holder = make([]*runner, m.k)
-	m.released = make([]bool, m.k)
-	for i := range m.k {
-		m.names[shardLeaseName("g", Shard{Index: i, Count: m.k})] = i
+	for _, count := range slices.Compact([]int{k, k2}) {
+		for i := range count {
+			s := Shard{Index: i, Count: count}
+			m.names[shardLeaseName("g", s)] = s
+			m.shards = append(m.shards, s)
+		}
 	}
 	for range replicas {
-		m.join(t)
+		m.join(t, k)
 	}
 	return m
 }
@@ -341,12 +381,13 @@ func (m *shardModel) live() []*replica {
 	return out
 }
 
-func (m *shardModel) join(t *rapid.T) {
+// join starts a replica with a new identity and k shards.
+func (m *shardModel) join(t *rapid.T, k int) {
 	id := "replica-" + strconv.Itoa(len(m.replicas))
-	r := &replica{id: id, cacheAt: m.latest()}
+	r := &replica{id: id, k: k, cacheAt: m.latest()}
 	r.clk = &timerClock{FakeClock: m.clock, waiting: make(chan time.Time)}
 	opts, err := Options{
-		Namespace: "ns", Name: "g", Identity: id, Shards: m.k,
+		Namespace: "ns", Name: "g", Identity: id, Shards: k,
 		LeaseDuration: modelLeaseDuration, RenewDeadline: modelRenewDeadline, RetryPeriod: m.retry,
 		Clock: r.clk,
 	}.withDefaults()
@@ -357,33 +398,36 @@ func (m *shardModel) join(t *rapid.T) {
 	m.replicas = append(m.replicas, r)
 }
 
-// leaseChanged follows the shards' Leases: whether the last change gave
-// the shard back, for (4).
+// leaseChanged follows the shards' Leases, for (4): whether the last
+// change of a Lease's holder took it from no holder, after a give-back.
+// The take is the last change before the runner starts, so started looks
+// at the take itself (whether the change before it cleared the holder is
+// no longer known then).
 func (m *shardModel) leaseChanged(old, cur *coordinationv1.Lease) {
-	i, ok := m.names[cur.Name]
-	if !ok || holderOf(old) == holderOf(cur) {
+	if _, ok := m.names[cur.Name]; !ok || holderOf(old) == holderOf(cur) {
 		return
 	}
-	m.released[i] = holderOf(cur) == ""
+	m.fromNone[cur.Name] = holderOf(old) == "" && holderOf(cur) != ""
 }
 
 // started is the Coordinator's start: a runner for hd.
 func (m *shardModel) started(r *replica) func(context.Context, *holding) {
 	return func(ctx context.Context, hd *holding) {
-		i := hd.h.shard.Index
-		prev := m.holder[i]
-		// (4) The Lease was given back (its last change cleared the holder
-		// that this take replaces): the new holder resumes from at least
-		// what the previous one recorded.
-		if m.released[i] && prev != nil && parseRV(hd.h.Resume()) < prev.recorded {
-			m.failures = append(m.failures, fmt.Sprintf("(4) shard %d: %s took it after %s gave it back, Resume %q < %d, the newest write %s recorded",
-				i, r.id, prev.r.id, hd.h.Resume(), prev.recorded, prev.r.id))
+		s := hd.h.shard
+		name := shardLeaseName("g", s)
+		prev := m.holder[name]
+		// (4) The Lease was given back (this take found it without a
+		// holder): the new holder resumes from at least what the previous
+		// one recorded.
+		if m.fromNone[name] && prev != nil && parseRV(hd.h.Resume()) < prev.recorded {
+			m.failures = append(m.failures, fmt.Sprintf("(4) shard %v: %s took it after %s gave it back, Resume %q < %d, the newest write %s recorded",
+				s, r.id, prev.r.id, hd.h.Resume(), prev.recorded, prev.r.id))
 		}
-		m.epochs[i]++
-		ru := &runner{r: r, shard: i, epoch: m.epochs[i], hd: hd, ctx: ctx}
+		m.acquired++
+		ru := &runner{r: r, shard: s, acq: m.acquired, hd: hd, ctx: ctx}
 		m.runners = append(m.runners, ru)
 		m.byHold[hd] = ru
-		m.holder[i] = ru
+		m.holder[name] = ru
 	}
 }
 
@@ -408,7 +452,7 @@ func (m *shardModel) describe() string {
 	}
 	for _, r := range m.replicas {
 		r.c.mu.Lock()
-		fmt.Fprintf(&b, "\n\t%s dead=%v left=%v held:", r.id, r.dead, r.left)
+		fmt.Fprintf(&b, "\n\t%s K=%d dead=%v left=%v held:", r.id, r.k, r.dead, r.left)
 		for _, i := range slices.Sorted(maps.Keys(r.c.held)) {
 			hd := r.c.held[i]
 			fmt.Fprintf(&b, " %d(rv=%s releasing=%v fence=%v)", i, hd.lease.ResourceVersion, !hd.releasing.IsZero(), hd.h.Fence() == nil)
@@ -450,11 +494,20 @@ func (m *shardModel) land(t *rapid.T, w *write) {
 	m.store.rv = rv
 	ru := w.ru
 	ru.inFlight--
-	if l := m.last[ru.shard]; l.epoch > ru.epoch {
-		t.Fatalf("(1) shard %d: a write of acquisition %d (%s, started %v, version %d) landed at %v after a write of acquisition %d (%s, version %d, at %v)",
-			ru.shard, ru.epoch, ru.r.id, m.rel(w.started), rv, m.rel(m.now()), l.epoch, l.r, l.rv, m.rel(l.at))
+	// (1) per bucket. Every write covers all the buckets of its shard, and
+	// the writes of one shard have landed in the order of their
+	// acquisitions (or (1) failed before): the last write landed on a
+	// bucket of ru's shard is the last write of one of the shards that
+	// overlap it.
+	for _, s := range m.shards {
+		l, ok := m.last[s]
+		first, end := shardsOverlap(s, ru.shard)
+		if ok && first < end && l.acq > ru.acq {
+			t.Fatalf("(1) buckets [%d, %d): a write of acquisition %d (%s, shard %v, started %v, version %d) landed at %v after a write of acquisition %d (%s, shard %v, version %d, at %v)",
+				first, end, ru.acq, ru.r.id, ru.shard, m.rel(w.started), rv, m.rel(m.now()), l.acq, l.r, l.shard, l.rv, m.rel(l.at))
+		}
 	}
-	m.last[ru.shard] = landed{epoch: ru.epoch, r: ru.r.id, rv: rv, at: m.now()}
+	m.last[ru.shard] = landed{acq: ru.acq, r: ru.r.id, shard: ru.shard, rv: rv, at: m.now()}
 	ru.hd.h.Wrote(strconv.FormatInt(rv, 10))
 	ru.recorded = max(ru.recorded, rv)
 }
@@ -468,12 +521,17 @@ func (m *shardModel) finish(ru *runner) {
 	close(ru.hd.done)
 }
 
-// Join starts a replica with a new identity.
+// Join starts a replica with a new identity, running with K or, when the
+// case changes K, with K2.
 func (m *shardModel) Join(t *rapid.T) {
 	if len(m.live()) >= modelMaxLive || len(m.replicas) >= modelMaxReplicas {
 		return
 	}
-	m.join(t)
+	k := m.k
+	if m.k2 != m.k {
+		k = rapid.SampledFrom([]int{m.k, m.k2}).Draw(t, "joinShards")
+	}
+	m.join(t, k)
 }
 
 // pickLive draws a replica alive, or returns nil when none is.
@@ -643,6 +701,7 @@ func (m *shardModel) Leave(t *rapid.T) {
 			if ru.finished {
 				continue // stop goes on by itself
 			}
+			m.awaitGiveBacks(t, r)
 			returns := rapid.Bool().Draw(t, "returnsInTime")
 			last := m.now()
 			for _, w := range m.writes {
@@ -660,11 +719,36 @@ func (m *shardModel) Leave(t *rapid.T) {
 	}
 }
 
+// awaitGiveBacks waits, while stop waits for a runner that has not
+// returned, until stop has given back the shards of r whose runners had
+// returned: it gives each back on its own goroutine as soon as it sees it
+// returned, and the model must not move the clock or land a write
+// meanwhile.
+func (m *shardModel) awaitGiveBacks(t *rapid.T, r *replica) {
+	for start := time.Now(); ; runtime.Gosched() {
+		r.c.mu.Lock()
+		var pending []int
+		for i, hd := range r.c.held {
+			if isClosed(hd.done) {
+				pending = append(pending, i)
+			}
+		}
+		r.c.mu.Unlock()
+		if len(pending) == 0 {
+			return
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%s: stop has not given back shards %v, whose runners returned, in 10 s", r.id, pending)
+		}
+	}
+}
+
 // Settle checks liveness (3): every replica alive resumes ticking every
 // RetryPeriod with an up-to-date cache, and runners told to stop return
-// once their writes landed; within LeaseDuration + 2×RetryPeriod every
-// shard is kept by one of them with an open fence and none keeps more than
-// its share.
+// once their writes landed; within LeaseDuration + 2×RetryPeriod one count
+// of those the live replicas run with has every shard kept by one of its
+// replicas with an open fence, none keeping more than its share, and the
+// live replicas of the other count keep none.
 func (m *shardModel) Settle(t *rapid.T) {
 	live := m.live()
 	if len(live) == 0 {
@@ -690,35 +774,91 @@ func (m *shardModel) Settle(t *rapid.T) {
 			return
 		}
 		if m.now().Sub(start) >= bound {
-			t.Fatalf("(3) %v after every replica alive ticks again (%d alive, %d shards, RetryPeriod %v): %s", m.now().Sub(start), len(live), m.k, m.retry, why)
+			t.Fatalf("(3) %v after every replica alive ticks again (%s, RetryPeriod %v): %s", m.now().Sub(start), m.countsOf(live), m.retry, why)
 		}
 		m.advance(t, m.now().Add(m.retry), false)
 	}
 }
 
-// settled returns "" when every shard is kept, with an open fence, by
-// exactly one replica of live, and none keeps more than its share; else
-// what is missing.
-func (m *shardModel) settled(live []*replica) string {
-	share := (m.k + len(live) - 1) / len(live)
-	keepers := make([][]string, m.k)
+// countsOf describes how many replicas of live run with each count.
+func (m *shardModel) countsOf(live []*replica) string {
+	n := map[int]int{}
 	for _, r := range live {
+		n[r.k]++
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%d alive with K = %d", n[k], k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// settled returns "" when, for one count of those live runs with, every
+// shard is kept, with an open fence, by exactly one replica of live with
+// that count, none keeps more than its share, and the replicas of live with
+// the other count keep none; else what is missing.
+func (m *shardModel) settled(live []*replica) string {
+	var own, other []*replica
+	for _, r := range live {
+		if r.k == m.k {
+			own = append(own, r)
+		} else {
+			other = append(other, r)
+		}
+	}
+	switch {
+	case len(other) == 0:
+		return m.settledBy(m.k, own, nil)
+	case len(own) == 0:
+		return m.settledBy(m.k2, other, nil)
+	}
+	whyK := m.settledBy(m.k, own, other)
+	if whyK == "" {
+		return ""
+	}
+	whyK2 := m.settledBy(m.k2, other, own)
+	if whyK2 == "" {
+		return ""
+	}
+	return fmt.Sprintf("neither count settled: for K = %d, %s; for K = %d, %s", m.k, whyK, m.k2, whyK2)
+}
+
+// settledBy returns "" when every shard of k is kept, with an open fence,
+// by exactly one replica of keepers, none keeps more than its share of k,
+// and no replica of idle keeps a shard; else what is missing.
+func (m *shardModel) settledBy(k int, keepers, idle []*replica) string {
+	share := (k + len(keepers) - 1) / len(keepers)
+	kept := make([][]string, k)
+	for _, r := range keepers {
 		r.c.mu.Lock()
 		n := 0
 		for i, hd := range r.c.held {
 			if hd.releasing.IsZero() && hd.h.Fence() == nil {
-				keepers[i] = append(keepers[i], r.id)
+				kept[i] = append(kept[i], r.id)
 				n++
 			}
 		}
 		r.c.mu.Unlock()
 		if n > share {
-			return fmt.Sprintf("%s keeps %d shards, more than ceil(%d/%d)", r.id, n, m.k, len(live))
+			return fmt.Sprintf("%s keeps %d shards, more than ceil(%d/%d)", r.id, n, k, len(keepers))
 		}
 	}
-	for i, k := range keepers {
-		if len(k) != 1 {
-			return fmt.Sprintf("shard %d is kept by %v", i, k)
+	for _, r := range idle {
+		r.c.mu.Lock()
+		var keeps []string
+		for _, i := range slices.Sorted(maps.Keys(r.c.held)) {
+			if r.c.held[i].releasing.IsZero() {
+				keeps = append(keeps, r.c.held[i].h.shard.String())
+			}
+		}
+		r.c.mu.Unlock()
+		if len(keeps) > 0 {
+			return fmt.Sprintf("%s (K = %d) keeps %v", r.id, r.k, keeps)
+		}
+	}
+	for i, who := range kept {
+		if len(who) != 1 {
+			return fmt.Sprintf("shard %d/%d is kept by %v", i, k, who)
 		}
 	}
 	return ""
@@ -729,21 +869,34 @@ func (m *shardModel) Check(t *rapid.T) {
 	if len(m.failures) > 0 {
 		t.Fatal(m.failures[0])
 	}
-	open := make([][]string, m.k)
+	var open []*runner
 	for _, ru := range m.runners {
 		if ru.hd.h.Fence() == nil {
-			what := ru.r.id + " (acquisition " + strconv.Itoa(ru.epoch)
-			if !ru.hd.releasing.IsZero() {
-				what += ", giving it back"
+			open = append(open, ru)
+		}
+	}
+	for i, a := range open {
+		for _, b := range open[i+1:] {
+			if first, end := shardsOverlap(a.shard, b.shard); first < end {
+				t.Fatalf("(2) buckets [%d, %d): two open fences at %v: %s and %s", first, end, m.rel(m.now()), m.openFence(a), m.openFence(b))
 			}
-			open[ru.shard] = append(open[ru.shard], what+")")
 		}
 	}
-	for i, o := range open {
-		if len(o) > 1 {
-			t.Fatalf("(2) shard %d: %d open fences at %v: %v", i, len(o), m.rel(m.now()), o)
-		}
+}
+
+// shardsOverlap returns the buckets a and b both cover, [first, end):
+// none when first ≥ end.
+func shardsOverlap(a, b Shard) (first, end int) {
+	return max(a.first(), b.first()), min(a.end(), b.end())
+}
+
+// openFence describes ru, whose fence is open, for (2).
+func (m *shardModel) openFence(ru *runner) string {
+	what := fmt.Sprintf("%s (shard %v, acquisition %d", ru.r.id, ru.shard, ru.acq)
+	if !ru.hd.releasing.IsZero() {
+		what += ", giving it back"
 	}
+	return what + ")"
 }
 
 // TestModelLateWritesAfterGiveBack is the shortest schedule of a failure
@@ -756,7 +909,7 @@ func (m *shardModel) Check(t *rapid.T) {
 // shard back one margin later, after A's write has landed.
 func TestModelLateWritesAfterGiveBack(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		m := newShardModelFixed(t, 2, 2*time.Second, 2)
+		m := newShardModelFixed(t, 2, 2*time.Second, 2, 2)
 		a, b := m.replicas[0], m.replicas[1]
 		round := func(rs ...*replica) {
 			for _, r := range rs {
@@ -791,9 +944,9 @@ func TestModelLateWritesAfterGiveBack(t *testing.T) {
 		aLands := m.writes[len(m.writes)-1].lands
 		for range 10 {
 			round(a, b)
-			if rb := m.holder[ra.shard]; rb != nil && rb.r == b {
+			if rb := m.holder[shardLeaseName("g", ra.shard)]; rb != nil && rb.r == b {
 				if m.now().Before(aLands) {
-					t.Fatalf("shard %d: B took it at %v, before A's write lands", ra.shard, m.rel(m.now()))
+					t.Fatalf("shard %v: B took it at %v, before A's write lands", ra.shard, m.rel(m.now()))
 				}
 				m.seq++
 				m.writes = append(m.writes, &write{ru: rb, started: m.now(), lands: m.now(), seq: m.seq})
@@ -804,6 +957,43 @@ func TestModelLateWritesAfterGiveBack(t *testing.T) {
 			}
 			m.advance(t, m.now().Add(time.Second), false)
 		}
-		t.Fatalf("shard %d: B did not take it within 10 s", ra.shard)
+		t.Fatalf("shard %v: B did not take it within 10 s", ra.shard)
+	})
+}
+
+// TestModelChangeOfKRenewsAnExpiredShard is the shortest schedule of a
+// failure of (2) the model finds with a change of K: A (K = 2) takes both
+// its shards, and B (K = 1) sees them held and takes nothing. Neither
+// ticks for LeaseDuration: A's fences close at 10 s; at 15 s B sees A's
+// Leases unchanged for LeaseDuration and takes shard 0/1 (its consistent
+// read shows A's Leases expired). Then A ticks: it renews its Leases,
+// which nobody wrote meanwhile (B took a Lease of its own, so no Conflict
+// tells A), and the renewals reopen A's fences over B's buckets.
+//
+// It is skipped until the Coordinator is fixed (Coordinator.keepShards
+// renews without looking for another count's holder); with the fix, remove
+// the Skip and make -shardmodel.changek on by default.
+func TestModelChangeOfKRenewsAnExpiredShard(t *testing.T) {
+	t.Skip("known bug: a renewal after a shard's Lease expired reopens its fence over the buckets a replica of another K took meanwhile")
+	rapid.Check(t, func(t *rapid.T) {
+		m := newShardModelFixed(t, 2, 2*time.Second, 1, 1)
+		m.join(t, 1)
+		a, b := m.replicas[0], m.replicas[1]
+		tick := func(r *replica) {
+			r.cacheAt = m.latest()
+			m.tick(t, r)
+			m.Check(t)
+		}
+		tick(a) // A takes 0/2 and 1/2
+		tick(b) // B sees them held: it takes nothing
+		if len(a.c.Shards()) != 2 || len(b.c.Shards()) != 0 {
+			t.Fatalf("A keeps %v, B keeps %v: want A both shards of 2, B none", a.c.Shards(), b.c.Shards())
+		}
+		m.advance(t, m.now().Add(modelLeaseDuration), false)
+		tick(b) // A's Leases expired: B takes 0/1
+		if len(b.c.Shards()) != 1 {
+			t.Fatalf("B keeps %v at %v: want 0/1", b.c.Shards(), m.rel(m.now()))
+		}
+		tick(a) // A must not write for buckets B now holds
 	})
 }
