@@ -95,7 +95,7 @@ var (
 	// renews a shard whose Lease expired while a replica of another K took
 	// an overlapping shard: with it on, (2) fails about once in 10,000
 	// cases (TestModelChangeOfKRenewsAnExpiredShard, skipped until then).
-	shardModelChangeK = flag.Bool("shardmodel.changek", false, "TestModelShards: draw a second K for the replicas that join (a change of K)")
+	shardModelChangeK = flag.Bool("shardmodel.changek", true, "TestModelShards: draw a second K for the replicas that join (a change of K)")
 )
 
 // TestModelShards runs the model in at least -shardmodel.cases cases
@@ -970,11 +970,11 @@ func TestModelLateWritesAfterGiveBack(t *testing.T) {
 // which nobody wrote meanwhile (B took a Lease of its own, so no Conflict
 // tells A), and the renewals reopen A's fences over B's buckets.
 //
-// It is skipped until the Coordinator is fixed (Coordinator.keepShards
-// renews without looking for another count's holder); with the fix, remove
-// the Skip and make -shardmodel.changek on by default.
+// The Coordinator now checks, after a renewal that came RenewDeadline or
+// more after the previous one, that no shard of another count is held
+// before the fence opens again (as after a take), and gives the shard back
+// if one is.
 func TestModelChangeOfKRenewsAnExpiredShard(t *testing.T) {
-	t.Skip("known bug: a renewal after a shard's Lease expired reopens its fence over the buckets a replica of another K took meanwhile")
 	rapid.Check(t, func(t *rapid.T) {
 		m := newShardModelFixed(t, 2, 2*time.Second, 1, 1)
 		m.join(t, 1)

@@ -195,6 +195,18 @@ func (c *Coordinator) keepShards(ctx context.Context, log klog.Logger, v view) {
 			if gap := c.opts.Clock.Now().Sub(hd.renewing); gap >= c.opts.RenewDeadline {
 				log.Info("Renewed a shard's Lease after its fence had closed: its writes were refused meanwhile; is the Coordinator's client throttled or the API server slow?",
 					"shard", hd.h.shard.String(), "sinceLastRenewal", gap.Round(time.Millisecond), "renewDeadline", c.opts.RenewDeadline)
+				// The Lease may have looked expired meanwhile. A replica of
+				// the same K would have taken this very Lease (the renewal
+				// would have met a Conflict); one of another K took a Lease
+				// of its own over some of these buckets. The same check as
+				// after a take, before the fence opens again.
+				if held, _, err := c.otherCountHeld(ctx, v.now, hd.h.shard); held || err != nil {
+					c.giveBackClosed(log, hd, hd.renewing.Add(c.opts.RenewDeadline), v.now, "renewed late while a shard of another count is held, or that could not be checked", err)
+					c.mu.Lock()
+					hd.lease, hd.renewing = got, v.now
+					c.mu.Unlock()
+					continue
+				}
 			}
 			hd.h.renew(v.now)
 			c.mu.Lock()
@@ -204,6 +216,20 @@ func (c *Coordinator) keepShards(ctx context.Context, log klog.Logger, v view) {
 			c.lose(log, i, hd, "its renewal met "+err.Error())
 		}
 	}
+}
+
+// giveBackClosed closes hd's fence for good (it has been closed by time
+// since closedAt) and has keepShards give the shard back: at once when its
+// RunFunc has returned, else one margin (LeaseDuration − RenewDeadline)
+// after closedAt, when every write started before has landed.
+func (c *Coordinator) giveBackClosed(log klog.Logger, hd *holding, closedAt, now time.Time, why string, err error) {
+	hd.h.close(why)
+	hd.cancel()
+	c.mu.Lock()
+	hd.releasing = now.Add(-c.opts.LeaseDuration) // past the wait for the RunFunc
+	hd.fenced = closedAt
+	c.mu.Unlock()
+	log.Info("Giving a shard back", "shard", hd.h.shard.String(), "lease", hd.lease.Name, "reason", why, "err", err)
 }
 
 // lose drops shard i at once: its fence closes and its RunFunc is told to stop.
@@ -358,7 +384,8 @@ func (c *Coordinator) takeShard(ctx context.Context, log klog.Logger, v view, s 
 	// overlapping shard since this round's read: a consistent read, after
 	// our write, shows its holder; it shows ours to it in the same way, so
 	// at most one of two such replicas keeps its shard.
-	if held, err := c.otherCountHeld(ctx, v.now); held || err != nil {
+	held, resume, err := c.otherCountHeld(ctx, v.now, s)
+	if held || err != nil {
 		if err != nil {
 			log.Error(err, "Gave a shard straight back: the Leases could not be listed to check that no shard of another count is held (the Coordinator needs list on leases)", "shard", s.String(), "lease", name)
 		} else {
@@ -372,7 +399,7 @@ func (c *Coordinator) takeShard(ctx context.Context, log klog.Logger, v view, s 
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	hd := &holding{
-		h:        newHeld(s, name, got.Annotations[WrittenAnnotation], c.opts.Clock, c.opts.RenewDeadline, v.now),
+		h:        newHeld(s, name, newest(got.Annotations[WrittenAnnotation], resume), c.opts.Clock, c.opts.RenewDeadline, v.now),
 		lease:    got,
 		renewing: v.now,
 		cancel:   cancel,
@@ -387,20 +414,38 @@ func (c *Coordinator) takeShard(ctx context.Context, log klog.Logger, v view, s 
 
 // otherCountHeld reads the group's Leases live and reports whether a shard
 // of another count has a holder that may still hold it, or why the read
-// failed.
-func (c *Coordinator) otherCountHeld(ctx context.Context, now time.Time) (bool, error) {
+// failed; and the newest write recorded in the Leases of every count whose
+// buckets overlap s's (after a change of K, the last writes of the old K's
+// holders are in Leases other than s's own).
+func (c *Coordinator) otherCountHeld(ctx context.Context, now time.Time, s Shard) (bool, string, error) {
 	leases, err := c.store.live(ctx)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	held, resume := false, ""
 	for _, l := range leases {
-		if s, ok := leaseShard(l); ok && s.Count != c.opts.Shards && c.liveHolderLocked(l, now) {
-			return true, nil
+		t, ok := leaseShard(l)
+		if !ok {
+			continue
+		}
+		if t.Count != c.opts.Shards && c.liveHolderLocked(l, now) {
+			held = true
+		}
+		if t.first() < s.end() && s.first() < t.end() {
+			resume = newest(resume, l.Annotations[WrittenAnnotation])
 		}
 	}
-	return false, nil
+	return held, resume, nil
+}
+
+// newest is the newer of two resourceVersions ("" when both are).
+func newest(a, b string) string {
+	if newer(b, a) {
+		return b
+	}
+	return a
 }
 
 // stop gives every shard back, once its RunFunc returned or LeaseDuration
