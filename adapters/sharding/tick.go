@@ -212,10 +212,36 @@ func (c *Coordinator) keepShards(ctx context.Context, log klog.Logger, v view) {
 			c.mu.Lock()
 			hd.lease, hd.renewing = got, v.now
 			c.mu.Unlock()
-		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		case apierrors.IsConflict(err):
+			if cur := c.stillMine(ctx, hd.lease.Name); cur != nil {
+				// A write of ours whose answer was lost changed it: keep
+				// the shard; the next round renews from this version.
+				c.mu.Lock()
+				hd.lease = cur
+				c.mu.Unlock()
+				continue
+			}
+			c.lose(log, i, hd, "its renewal met "+err.Error())
+		case apierrors.IsNotFound(err):
 			c.lose(log, i, hd, "its renewal met "+err.Error())
 		}
 	}
+}
+
+// stillMine reads the Lease named name live and returns it if it still
+// names this replica as its holder; nil otherwise, or when it cannot be
+// read.
+func (c *Coordinator) stillMine(ctx context.Context, name string) *coordinationv1.Lease {
+	leases, err := c.store.live(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, l := range leases {
+		if l.Name == name && holderOf(l) == c.opts.Identity {
+			return l
+		}
+	}
+	return nil
 }
 
 // giveBackClosed closes hd's fence for good (it has been closed by time
@@ -247,11 +273,23 @@ func (c *Coordinator) lose(log klog.Logger, i int, hd *holding, why string) {
 func (c *Coordinator) release(ctx context.Context, log klog.Logger, i int, hd *holding, now time.Time) {
 	hd.h.close("given back")
 	hd.cancel()
-	next := hd.lease.DeepCopy()
-	next.Spec.HolderIdentity = ptr.To("")
-	next.Spec.RenewTime = ptr.To(metav1.NewMicroTime(now))
-	setWritten(next, hd.h.written())
-	_, err := c.store.update(ctx, next)
+	free := func(l *coordinationv1.Lease) error {
+		next := l.DeepCopy()
+		next.Spec.HolderIdentity = ptr.To("")
+		next.Spec.RenewTime = ptr.To(metav1.NewMicroTime(now))
+		setWritten(next, hd.h.written())
+		_, err := c.store.update(ctx, next)
+		return err
+	}
+	err := free(hd.lease)
+	if apierrors.IsConflict(err) {
+		// A renewal whose answer was lost (its context ended with the
+		// stop) may have changed the Lease: free it from its version if it
+		// still names this replica, rather than leave it to expire.
+		if cur := c.stillMine(ctx, hd.lease.Name); cur != nil {
+			err = free(cur)
+		}
+	}
 	c.mu.Lock()
 	delete(c.held, i)
 	c.mu.Unlock()
