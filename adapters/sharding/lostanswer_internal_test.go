@@ -18,17 +18,25 @@ import (
 )
 
 // versionedStore is a group's Leases with resourceVersions and Conflicts,
-// as kube-apiserver keeps them.
+// as kube-apiserver keeps them, its cache always up to date; listErr, if
+// set, refuses its consistent list (a Role without list on leases).
 type versionedStore struct {
-	rv     int
-	leases map[string]*coordinationv1.Lease
+	rv      int
+	leases  map[string]*coordinationv1.Lease
+	writes  int
+	listErr error
 }
 
 func (s *versionedStore) cached() ([]*coordinationv1.Lease, error) {
 	return slices.Collect(maps.Values(s.leases)), nil
 }
 
-func (s *versionedStore) live(context.Context) ([]*coordinationv1.Lease, error) { return s.cached() }
+func (s *versionedStore) live(context.Context) ([]*coordinationv1.Lease, error) {
+	if s.listErr != nil {
+		return nil, s.listErr
+	}
+	return s.cached()
+}
 
 func (s *versionedStore) create(_ context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	return s.put(l), nil
@@ -47,6 +55,7 @@ func (s *versionedStore) remove(_ context.Context, name, _ string) error {
 }
 
 func (s *versionedStore) put(l *coordinationv1.Lease) *coordinationv1.Lease {
+	s.writes++
 	s.rv++
 	l = l.DeepCopy()
 	l.ResourceVersion = strconv.Itoa(s.rv)

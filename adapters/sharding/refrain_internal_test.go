@@ -3,9 +3,6 @@ package sharding
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,44 +16,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// unlistedStore is a group's Leases whose consistent list is refused (a
-// Role without list on leases) and whose cache is always up to date.
-type unlistedStore struct {
-	rv     int
-	leases map[string]*coordinationv1.Lease
-	writes int
-}
-
-func (s *unlistedStore) cached() ([]*coordinationv1.Lease, error) {
-	return slices.Collect(maps.Values(s.leases)), nil
-}
-
-func (s *unlistedStore) live(context.Context) ([]*coordinationv1.Lease, error) {
-	return nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", errors.New("no list"))
-}
-
-func (s *unlistedStore) put(l *coordinationv1.Lease) *coordinationv1.Lease {
-	s.writes++
-	s.rv++
-	l = l.DeepCopy()
-	l.ResourceVersion = strconv.Itoa(s.rv)
-	s.leases[l.Name] = l
-	return l.DeepCopy()
-}
-
-func (s *unlistedStore) create(_ context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	return s.put(l), nil
-}
-
-func (s *unlistedStore) update(_ context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	return s.put(l), nil
-}
-
-func (s *unlistedStore) remove(_ context.Context, name, _ string) error {
-	delete(s.leases, name)
-	return nil
-}
-
 // A take the Coordinator cannot check (its consistent list refused) is
 // given straight back, and nothing is taken again for a RetryPeriod: not at
 // each of the watch events the give-back itself causes. Before, a replica
@@ -66,7 +25,8 @@ func TestUncheckedTakeWaitsARetryPeriod(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1e9, 0))
 	opts, err := Options{Namespace: "ns", Name: "g", Identity: "a", Shards: 4, Clock: clk}.withDefaults()
 	require.NoError(t, err)
-	s := &unlistedStore{leases: map[string]*coordinationv1.Lease{}}
+	s := &versionedStore{leases: map[string]*coordinationv1.Lease{},
+		listErr: apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", errors.New("no list"))}
 	c := newCoordinator(s, opts)
 	ctx := klog.NewContext(context.Background(), logr.Discard())
 	started := 0
