@@ -290,6 +290,8 @@ COMPATFLAGS   ?=
 # adapters/sharding's TestModelShards (100,000 in unit): it draws replicas
 # and Leases, not k8s.io versions.
 COMPAT_SAFETY_CASES ?= 5000
+# adapters/sharding's TestModelShardedNeverRunsAway in compat (6,000 in unit).
+COMPAT_SHARD_SAFETY_CASES ?= 600
 COMPAT_MOD    := .cache/compat/newest.mod
 ADAPTERS_COMPAT_MOD := .cache/compat/adapters-newest.mod
 CONSUMER_PAIRS := floor:newest adapters-floor:adapters-newest
@@ -311,9 +313,9 @@ compat: $(COMPAT_MOD) $(ADAPTERS_COMPAT_MOD) ## the supported ranges: root and a
 		-args -safety.cases=$(COMPAT_SAFETY_CASES) -configsafety.cases=$(COMPAT_SAFETY_CASES)
 	@echo "go vet, go test -race at client-go $(NEWEST_K8S), controller-runtime $(NEWEST_CTRL_RUNTIME) (adapters, $(ADAPTERS_COMPAT_MOD))"
 	@cd adapters && export GOWORK=off && $(GO) vet -modfile=../$(ADAPTERS_COMPAT_MOD) ./... && \
-		$(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) -modfile=../$(ADAPTERS_COMPAT_MOD) -skip '^TestModelShards$$' ./... && \
-		$(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) -modfile=../$(ADAPTERS_COMPAT_MOD) -run '^TestModelShards$$' ./sharding/ \
-		-args -shardmodel.cases=$(COMPAT_SAFETY_CASES)
+		$(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) -modfile=../$(ADAPTERS_COMPAT_MOD) -skip '^(TestModelShards|TestModelShardedNeverRunsAway)$$' ./... && \
+		$(GO) test -race $(COMPATFLAGS) -timeout $(COMPAT_TIMEOUT) -modfile=../$(ADAPTERS_COMPAT_MOD) -run '^(TestModelShards|TestModelShardedNeverRunsAway)$$' ./sharding/ \
+		-args -shardmodel.cases=$(COMPAT_SAFETY_CASES) -shardsafety.cases=$(COMPAT_SHARD_SAFETY_CASES)
 
 $(COMPAT_MOD): go.mod go.sum
 	@mkdir -p $(@D)

@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo/fakecluster"
@@ -326,22 +325,21 @@ func TestNoSyncBeforeTheCachesHaveSynced(t *testing.T) {
 // limiter: not backed off, and no token of the queue's shared bucket, so
 // that owners synced while a Lease renewal ran late are synced again as soon
 // as the fence opens (the bug: minutes of backoff after a 10 s closure).
+// On the real clock: each key's syncs are at least a second apart (a bound
+// AddAfter guarantees), and all are done well within the hang guard.
 func TestWorkerRetriesAFencedSyncASecondLater(t *testing.T) {
-	fc := clocktesting.NewFakeClock(time.Unix(1_000, 0))
-	limiter := workqueue.DefaultTypedControllerRateLimiter[string]()
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Clock: fc})
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	var mu sync.Mutex
-	calls := map[string]int{}
-	synced := make(chan string, 1000)
-	fenceOpen := false
+	at := map[string][]time.Time{} // each key's syncs
+	done := make(chan string, 1000)
 	syncFn := func(_ context.Context, key string) (reconcile.SyncResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		calls[key]++
-		defer func() { synced <- key }()
-		if !fenceOpen {
+		at[key] = append(at[key], time.Now())
+		if len(at[key]) <= 3 { // the fence stays closed for three syncs of each key
 			return reconcile.SyncResult{}, fmt.Errorf("reconcile: owner %s: fenced before writing status: %w", key, reconcile.ErrFenced)
 		}
+		done <- key
 		return reconcile.SyncResult{}, nil
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -349,43 +347,27 @@ func TestWorkerRetriesAFencedSyncASecondLater(t *testing.T) {
 	go func() { assert.NoError(t, clientgo.Worker{Queue: q, Sync: syncFn}.Run(ctx, 2)); close(stopped) }()
 	defer func() { cancel(); <-stopped }()
 
-	// Far more owners than the bucket's burst of 100, each refused three
-	// times while the fence stays closed.
+	// Far more owners than the bucket's burst of 100: with AddRateLimited
+	// their retries would queue behind its 10 per second for 30 s.
 	const owners = 300
 	for i := range owners {
 		q.Add(fmt.Sprintf("owner-%d", i))
 	}
-	waitSyncs := func(n int) {
-		t.Helper()
-		for range n {
-			select {
-			case <-synced:
-			case <-time.After(20 * time.Second): // hang guard
-				t.Fatal("the keys were not synced")
-			}
-		}
-	}
-	for round := range 3 {
-		waitSyncs(owners)
-		require.Eventually(t, fc.HasWaiters, 10*time.Second, time.Millisecond, "the retries wait on the queue's clock")
-		fc.Step(999 * time.Millisecond)
+	for range owners {
 		select {
-		case k := <-synced:
-			t.Fatalf("round %d: %s synced again before a second had passed", round, k)
-		case <-time.After(50 * time.Millisecond):
+		case <-done:
+		case <-time.After(20 * time.Second): // hang guard
+			t.Fatal("the keys were not synced through the fence once it opened")
 		}
-		fc.Step(time.Millisecond)
 	}
-	mu.Lock()
-	fenceOpen = true
-	mu.Unlock()
-	waitSyncs(owners)
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range owners {
 		k := fmt.Sprintf("owner-%d", i)
-		assert.Equal(t, 4, calls[k], "%s: three fenced syncs a second apart, then one through the open fence", k)
+		require.Len(t, at[k], 4, "%s: three fenced syncs, then one through the open fence", k)
+		for j := 1; j < 4; j++ {
+			assert.GreaterOrEqual(t, at[k][j].Sub(at[k][j-1]), time.Second, "%s: sync %d came less than a second after the fenced one before it", k, j+1)
+		}
 		assert.Zero(t, q.NumRequeues(k), "%s: a fenced sync is not backed off", k)
 	}
-	assert.Zero(t, q.Len(), "nothing left to sync once the fence opened")
 }
