@@ -130,18 +130,7 @@ func TestNewConfigFromTheManager(t *testing.T) {
 // without, the deferral as its error, for controller-runtime's rate
 // limiter. The OnSync hook sees every deferral.
 func TestReconcilerRequeuesADeferral(t *testing.T) {
-	zero := int32(0)
-	labels := map[string]string{"app": "web"}
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "uid-web"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}}}
-	cl := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(rs).Build()
-	cfg := reconcile.ReplicaSets()
-	owners, err := ctrlruntime.NewOwners[*appsv1.ReplicaSet](cl, cl, scheme(t))
-	require.NoError(t, err)
-	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: cl}, ctrlruntime.PodControl{Client: cl}
-	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
-	cfg.Cluster.CachesSynced = func() bool { return true } // the fake client holds everything from the start
+	rs, _, cfg := fakeReplicaSet(t, 0)
 	podsVersion := "5"
 	cfg.Cluster.CacheVersions = reconcile.CacheVersions{Pods: func() string { return podsVersion }}
 	c, err := reconcile.NewController(cfg)
@@ -186,18 +175,7 @@ func TestReconcilerRequeuesADeferral(t *testing.T) {
 // and without backoff: the owners synced while the fence was closed are
 // synced again as soon as it opens, not minutes later.
 func TestReconcilerRetriesAFencedSyncASecondLater(t *testing.T) {
-	one := int32(1)
-	labels := map[string]string{"app": "web"}
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "uid-web"},
-		Spec: appsv1.ReplicaSetSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}}}
-	cl := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(rs).Build()
-	cfg := reconcile.ReplicaSets()
-	owners, err := ctrlruntime.NewOwners[*appsv1.ReplicaSet](cl, cl, scheme(t))
-	require.NoError(t, err)
-	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: cl}, ctrlruntime.PodControl{Client: cl}
-	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
-	cfg.Cluster.CachesSynced = func() bool { return true }
+	rs, cl, cfg := fakeReplicaSet(t, 1)
 	closed := errors.New("the shard's Lease renewal is late")
 	fence := closed
 	cfg.Fence = func() error { return fence }
@@ -232,4 +210,24 @@ func TestReconcilerRetriesAFencedSyncASecondLater(t *testing.T) {
 	pods := &corev1.PodList{}
 	require.NoError(t, cl.List(t.Context(), pods))
 	assert.Len(t, pods.Items, 1, "the pod the fence held back was created")
+}
+
+// fakeReplicaSet is a ReplicaSet "web" of replicas pods on controller-runtime's
+// fake client, and a Config of upstream's ReplicaSet controller over it
+// whose caches count as synced (the fake client holds everything from the
+// start).
+func fakeReplicaSet(t *testing.T, replicas int32) (*appsv1.ReplicaSet, client.Client, reconcile.Config[*appsv1.ReplicaSet]) {
+	t.Helper()
+	labels := map[string]string{"app": "web"}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "uid-web"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}}}
+	cl := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(rs).Build()
+	cfg := reconcile.ReplicaSets()
+	owners, err := ctrlruntime.NewOwners[*appsv1.ReplicaSet](cl, cl, scheme(t))
+	require.NoError(t, err)
+	cfg.Cluster.Owners, cfg.Cluster.Pods, cfg.Cluster.PodClient = owners, ctrlruntime.Pods{Reader: cl}, ctrlruntime.PodControl{Client: cl}
+	cfg.Cluster.StatusWriter = ctrlruntime.StatusWriter[*appsv1.ReplicaSet]{Client: cl}
+	cfg.Cluster.CachesSynced = func() bool { return true }
+	return rs, cl, cfg
 }
