@@ -487,7 +487,7 @@ func (f podFuncs) GetPod(ctx context.Context, namespace, name string) (*corev1.P
 	return f.Get(ctx, namespace, name)
 }
 
-func (f podFuncs) PodStamp() map[string]string { return f.Stamp }
+func (f podFuncs) PodStamp(metav1.Object) map[string]string { return f.Stamp }
 
 // statusFunc adapts a function to a reconcile.StatusWriter.
 type statusFunc[T reconcile.Object] func(ctx context.Context, next T) (T, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // PodControl creates and deletes pods on behalf of a [Controller] or a
@@ -32,16 +33,22 @@ type PodControl interface {
 }
 
 // PodStamper is a [PodClient] that adds labels of its own to every pod it
-// creates (the adapters' PodControl.Labels, for a pod cache restricted to
-// them, docs/rules.md ). A [Controller] whose Config.Cluster.PodClient
-// is a PodStamper validates the owner's selector against the template's
-// labels together with the stamp: a selector that excludes the
-// stamp would release every pod it creates. It also puts the stamp back on
-// a controlled pod that lost it. PodStamp must return the same
-// labels on every call and is called from Sync's goroutines; the Controller
-// never modifies the map.
+// creates: the adapters' PodControl.Labels, the same on every pod, for a
+// pod cache restricted to them (docs/rules.md ), and the sharding
+// adapter's bucket label, which depends on the owner. A
+// [Controller] whose Config.Cluster.PodClient is a PodStamper validates the
+// owner's selector against the template's labels together with the stamp
+// a selector that excludes the stamp would release every pod it
+// creates. It also puts the stamp back on a controlled pod that lost it
+//
+//
+// PodStamp returns the labels CreatePod adds to every pod it creates for
+// owner (nil or empty: none); for a nil owner, those it adds to every pod
+// whatever its owner. It must return the same labels for the same owner
+// on every call and is called from Sync's goroutines; the Controller never
+// modifies the map.
 type PodStamper interface {
-	PodStamp() map[string]string
+	PodStamp(owner metav1.Object) map[string]string
 }
 
 // PodGetter is a [PodClient] that can read one pod from the API server,
@@ -58,11 +65,11 @@ type PodGetter interface {
 	GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 }
 
-// stampOf returns the labels c declares it stamps on created pods, nil when
-// it is not a [PodStamper].
-func stampOf(c PodControl) map[string]string {
+// stampOf returns the labels c declares it stamps on the pods it creates
+// for owner, nil when it is not a [PodStamper].
+func stampOf(c PodControl, owner metav1.Object) map[string]string {
 	if s, ok := c.(PodStamper); ok && !isNilValue(s) {
-		return s.PodStamp()
+		return s.PodStamp(owner)
 	}
 	return nil
 }

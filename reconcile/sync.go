@@ -156,7 +156,7 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 		return res, terminal(err)
 	}
 	res.Owner = o
-	stamp := stampOf(c.cfg.Cluster.PodClient)
+	stamp := stampOf(c.cfg.Cluster.PodClient, obj)
 	// noCreate blocks creating but not deleting: a missing template
 	// an open creation breaker.
 	var noCreate error

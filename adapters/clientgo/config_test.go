@@ -155,7 +155,7 @@ func TestNewConfigStampsFromOwnedFactory(t *testing.T) {
 	pc, ok := cfg.Cluster.PodClient.(clientgo.PodControl)
 	require.True(t, ok)
 	assert.Equal(t, stamp, pc.Labels)
-	assert.Equal(t, stamp, pc.PodStamp())
+	assert.Equal(t, stamp, pc.PodStamp(nil))
 }
 
 // noStatus is an owner type without a Status field.

@@ -46,7 +46,7 @@ func TestPodControlStampsLabels(t *testing.T) {
 	cs := fake.NewClientset()
 	rec := record.NewFakeRecorder(10)
 	pc := clientgo.PodControl{Client: cs, Recorder: rec, Labels: stamp}
-	assert.Equal(t, stamp, pc.PodStamp(), "PodStamp is what CreatePod stamps")
+	assert.Equal(t, stamp, pc.PodStamp(nil), "PodStamp is what CreatePod stamps")
 
 	pod := ownedPod("a", map[string]string{"app": "web"})
 	want := pod.DeepCopy()
@@ -69,7 +69,7 @@ func TestPodControlStampsLabels(t *testing.T) {
 	created, err = plain.CreatePod(t.Context(), ownedPod("c", map[string]string{"app": "web"}))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"app": "web"}, created.Labels, "no Labels: the template's, as upstream")
-	assert.Nil(t, plain.PodStamp(), "no Labels: no stamp")
+	assert.Nil(t, plain.PodStamp(nil), "no Labels: no stamp")
 }
 
 // GetPod reads the pod from the API server; a missing pod is

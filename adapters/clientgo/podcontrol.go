@@ -70,10 +70,10 @@ var (
 )
 
 // PodStamp returns Labels, the map CreatePod stamps on every pod it
-// creates (nil: none), for the Controller's checks of the owner's selector
-// against the stamp and its restamping of a pod that lost it. The map is
-// Labels itself, not a copy: it must not be modified.
-func (c PodControl) PodStamp() map[string]string {
+// creates, whatever the owner (nil: none), for the Controller's checks of
+// the owner's selector against the stamp and its restamping of a pod that
+// lost it. The map is Labels itself, not a copy: it must not be modified.
+func (c PodControl) PodStamp(metav1.Object) map[string]string {
 	return c.Labels
 }
 

@@ -145,7 +145,7 @@ func ExampleOwnedPods() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(cfg.Cluster.PodClient.(reconcile.PodStamper).PodStamp())
+	fmt.Println(cfg.Cluster.PodClient.(reconcile.PodStamper).PodStamp(nil))
 	// Output:
 	// example.com/managed-by=replicasets | status.phase!=Succeeded,status.phase!=Failed | true
 	// map[example.com/managed-by:replicasets]

@@ -42,8 +42,8 @@ func TestPodControlStampsLabels(t *testing.T) {
 	yes := true
 	ref := []metav1.OwnerReference{{APIVersion: "demo/v1", Kind: "PodSet", Name: "web", UID: "u", Controller: &yes}}
 	pc := ctrlruntime.PodControl{Client: c, Recorder: rec, Labels: stamp}
-	assert.Equal(t, stamp, pc.PodStamp(), "PodStamp is what CreatePod stamps")
-	assert.Nil(t, ctrlruntime.PodControl{Client: c}.PodStamp(), "no Labels: no stamp")
+	assert.Equal(t, stamp, pc.PodStamp(nil), "PodStamp is what CreatePod stamps")
+	assert.Nil(t, ctrlruntime.PodControl{Client: c}.PodStamp(nil), "no Labels: no stamp")
 
 	in := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: ns, Labels: map[string]string{"app": "web"}, OwnerReferences: ref}}
 	created, err := pc.CreatePod(t.Context(), in)

@@ -107,7 +107,7 @@ func TestNewConfigFromTheManager(t *testing.T) {
 	pc, ok := cfg.Cluster.PodClient.(ctrlruntime.PodControl)
 	require.True(t, ok)
 	assert.Equal(t, map[string]string{"a": "b"}, pc.Labels)
-	assert.Equal(t, pc.Labels, pc.PodStamp(), "the stamp the Controller checks selectors against")
+	assert.Equal(t, pc.Labels, pc.PodStamp(nil), "the stamp the Controller checks selectors against")
 	assert.Equal(t, mgr.GetAPIReader(), pc.APIReader, "GetPod reads the API server")
 	assert.True(t, pc.EventPerBatch)
 	assert.NotNil(t, pc.Recorder)

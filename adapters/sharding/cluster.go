@@ -30,7 +30,12 @@ import (
 //     the pod's controller (a template that sets the label to another value
 //     is refused, as the owned-pods stamp is), and records the
 //     resourceVersion of every pod it creates or patches with [Held.Wrote];
-//     it keeps c.PodClient's reconcile.PodStamper and reconcile.PodGetter.
+//     it is a reconcile.PodStamper whose stamp for an owner is
+//     c.PodClient's (if any) with the owner's bucket label, so the
+//     Controller refuses a selector or template that excludes the bucket
+//     as an invalid spec and puts a removed or changed bucket
+//     label back on a live pod; it keeps c.PodClient's
+//     reconcile.PodGetter.
 //   - StatusWriter records the resourceVersion of every status it writes.
 //   - Pods adds to the shard's pods those of unstamped (nil: none) that the
 //     shard's owners control, and those [Unstamped.Stamp] patched that the
@@ -199,13 +204,25 @@ func (p *podClient) PatchPod(ctx context.Context, pod *corev1.Pod, data []byte) 
 	return patched, err
 }
 
-// PodStamp is the wrapped client's stamp (nil when it has none): the bucket
-// label is per owner, so it is not part of it.
-func (p *podClient) PodStamp() map[string]string {
+// PodStamp is the wrapped client's stamp for owner (none when it has
+// none) and, for a non-nil owner, the owner's bucket label, which
+// CreatePod adds to every pod it creates for it. The Controller checks the
+// owner's selector and template against both and puts both back
+// on a controlled pod that lost them: a pod whose bucket label an
+// outside actor removed or changed is stamped back into its owner's shard,
+// rather than replaced.
+func (p *podClient) PodStamp(owner metav1.Object) map[string]string {
+	var inner map[string]string
 	if s, ok := p.inner.(reconcile.PodStamper); ok {
-		return s.PodStamp()
+		inner = s.PodStamp(owner)
 	}
-	return nil
+	if owner == nil {
+		return inner
+	}
+	stamp := make(map[string]string, len(inner)+1)
+	maps.Copy(stamp, inner)
+	stamp[BucketLabel] = BucketValue(owner.GetUID())
+	return stamp
 }
 
 // podClientGetter is a podClient over a reconcile.PodGetter, which it keeps.
@@ -254,7 +271,7 @@ func (p pods) List(namespace string) ([]*corev1.Pod, error) {
 	if err != nil {
 		return cached, err
 	}
-	return p.merge(cached, p.unstamped.inShard(p.held.shard, namespace), p.held.inFlight(p.cacheVersion(), namespace, "")), nil
+	return p.merge(cached, p.unstamped.inShard(p.held.shard, namespace), p.held.inFlight(p.cacheVersion(), namespace, "", cached)), nil
 }
 
 func (p pods) cacheVersion() string {
@@ -303,5 +320,5 @@ func (p podsByController) ListByController(namespace, kind, name string, uid typ
 	if err != nil {
 		return cached, err
 	}
-	return p.merge(cached, p.unstamped.of(namespace, uid), p.held.inFlight(p.cacheVersion(), namespace, uid)), nil
+	return p.merge(cached, p.unstamped.of(namespace, uid), p.held.inFlight(p.cacheVersion(), namespace, uid, cached)), nil
 }

@@ -245,7 +245,7 @@ func (fakePodGetter) GetPod(_ context.Context, namespace, name string) (*corev1.
 // on the pods it creates).
 type fakeStamper struct{ *fakePodClient }
 
-func (fakeStamper) PodStamp() map[string]string {
+func (fakeStamper) PodStamp(metav1.Object) map[string]string {
 	return map[string]string{"example.com/managed-by": "x"}
 }
 
@@ -510,7 +510,11 @@ func TestWrapClusterPodClientInterfaces(t *testing.T) {
 			}
 			s, ok := c.PodClient.(reconcile.PodStamper)
 			require.True(t, ok)
-			assert.Equal(t, tc.wantStamp, s.PodStamp())
+			assert.Equal(t, tc.wantStamp, s.PodStamp(nil), "no owner: the inner client's stamp")
+			owner := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "rs-uid"}}
+			want := map[string]string{sharding.BucketLabel: sharding.BucketValue("rs-uid")}
+			maps.Copy(want, tc.wantStamp)
+			assert.Equal(t, want, s.PodStamp(owner), "an owner's stamp: the inner client's and its bucket")
 		})
 	}
 }
@@ -720,9 +724,10 @@ func TestWrapClusterPodsListStampedUntilTheCacheHasThem(t *testing.T) {
 
 	t.Run("no cache version", func(t *testing.T) {
 		a, b := podOf(ns, "a", owners[0], nil), podOf(ns, "b", owners[1], nil)
-		u, _, _ := startedUnstamped(t, a, b)
+		u, cs, inf := startedUnstamped(t, a, b)
 		h, _ := newHeld("")
-		n, err := u.Stamp(t.Context(), h, &fakePodClient{})
+		client := &fakePodClient{}
+		n, err := u.Stamp(t.Context(), h, client)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 		aStamped := a.DeepCopy()
@@ -735,6 +740,24 @@ func TestWrapClusterPodsListStampedUntilTheCacheHasThem(t *testing.T) {
 			assert.ElementsMatch(t, []string{"a", "b"}, names(list), "kept, each once")
 			assert.Same(t, aStamped, byName(list, "a"))
 		}
+
+		// The cache shows a at its patched version: a is forgotten, so
+		// once deleted it is listed no more (before, it stayed listed
+		// until the shard changed hands: one pod too few for its owner).
+		for i, p := range client.patched() {
+			if p.pod == ns+"/a" {
+				aStamped.ResourceVersion = fmt.Sprint(101 + i)
+			}
+		}
+		list, err := c.Pods.List(ns)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{"a", "b"}, names(list))
+		require.NoError(t, cs.CoreV1().Pods(ns).Delete(t.Context(), "a", metav1.DeleteOptions{}))
+		require.Eventually(t, func() bool { return len(inf.GetStore().List()) == 1 }, 5*time.Second, 10*time.Millisecond)
+		cached.items = nil
+		list, err = c.Pods.List(ns)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"b"}, names(list), "a deleted after the cache showed it is gone")
 	})
 }
 

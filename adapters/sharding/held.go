@@ -112,17 +112,35 @@ func (h *Held) restamped(pod *corev1.Pod) {
 	h.stamped[pod.UID] = pod
 }
 
-// inFlight returns the stamped pods the pod cache, at version cacheRV, may
-// not show yet, controlled by uid in namespace ("" for any), forgetting
-// those it has passed. With no cache version ("") a stamped pod is kept
-// until Held is dropped: listing a pod twice counts it twice (fewer
+// inFlight returns the stamped pods the pod cache may not show yet,
+// controlled by uid in namespace ("" for any), forgetting those it has
+// passed: all of them once the cache's version cacheRV has reached the
+// patch, and, with no cache version (""), each one that cached (the
+// cache's list) shows at the patched version or a newer one. Until then a
+// stamped pod stays listed; listing a pod twice counts it twice (fewer
 // creations, never more), so the merge keeps the cache's copy.
-func (h *Held) inFlight(cacheRV, namespace string, uid types.UID) []*corev1.Pod {
+func (h *Held) inFlight(cacheRV, namespace string, uid types.UID, cached []*corev1.Pod) []*corev1.Pod {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.stamped) == 0 {
+		return nil
+	}
+	var shown map[types.UID]string
+	if cacheRV == "" {
+		shown = make(map[types.UID]string, len(cached))
+		for _, p := range cached {
+			if p != nil {
+				shown[p.UID] = p.ResourceVersion
+			}
+		}
+	}
 	var out []*corev1.Pod
 	for id, p := range h.stamped {
 		if cacheRV != "" && !newer(p.ResourceVersion, cacheRV) {
+			delete(h.stamped, id)
+			continue
+		}
+		if rv, ok := shown[id]; ok && !newer(p.ResourceVersion, rv) {
 			delete(h.stamped, id)
 			continue
 		}

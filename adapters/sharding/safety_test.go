@@ -58,20 +58,18 @@ import (
 //     departures: the pods an outside actor made leave what the shard
 //     counts as the owner's (deleted; relabelled so that its selector no
 //     longer matches; out of the shard's pod cache and not listed by an
-//     Unstamped in step with the API) plus, for an owner whose selector
-//     excludes the bucket label of the pods created for it, what the
-//     creation breaker lets through: one round of at most a burst per spec
-//     generation and holder (a new holder's breaker starts closed, as after
-//     a restart);
+//     Unstamped in step with the API; with a pod client that reads pods
+//     live such a pod is stamped back rather than replaced, so this is an
+//     upper bound);
 //   - (b) the live pods an owner controls never exceed the more of the
 //     most replicas it was asked for and the pods it had that the shard
 //     counts, plus the pods it had that the shard cannot count (no bucket
 //     label and no Unstamped, or not matched by its selector), the orphans
-//     it adopted, its departures and the breaker's rounds of (a);
+//     it adopted and its departures;
 //   - (c) no pod is created for an owner of another shard, nor for one
-//     whose template sets BucketLabel to another value (the create is
-//     refused), nor for one whose template its selector does not match (an
-//     invalid spec);
+//     whose spec is invalid once the bucket is part of the stamp:
+//     its template sets BucketLabel to another value, or its selector does
+//     not match the template's labels with the owner's bucket;
 //   - (d) every write of a holder's pod client is made while that holder's
 //     fence is open; every pod created carries its owner's bucket; no pod
 //     of another shard's owner is patched or deleted; no orphan the shard's
@@ -158,24 +156,16 @@ func (o *safetyOwner) String() string {
 func (o *safetyOwner) key() string { return reconcile.OwnerKey(worldNS, o.rs.Name) }
 
 // creates reports whether the owner's pods can be created at all: its
-// template matches its selector (else the spec is invalid) and sets no
-// other bucket (else WrapCluster refuses the create).
+// template sets no other bucket and its selector matches the template's
+// labels with the owner's bucket, which WrapCluster's pod client stamps
+// (else the spec is invalid, R-14.3).
 func (o *safetyOwner) creates() bool {
 	if o.template == tmplOther || o.template == tmplGarbled {
 		return false
 	}
-	return o.matches(o.rs.Spec.Template.Labels)
-}
-
-// misconfigured reports whether the owner's created pods, stamped with
-// its bucket, can never be its own: its selector excludes them.
-func (o *safetyOwner) misconfigured() bool {
-	if !o.creates() {
-		return false
-	}
 	stamped := maps.Clone(o.rs.Spec.Template.Labels)
 	stamped[BucketLabel] = BucketValue(o.rs.UID)
-	return !o.matches(stamped)
+	return o.matches(stamped)
 }
 
 func (o *safetyOwner) matches(l map[string]string) bool {
@@ -428,9 +418,14 @@ func safetyPod(name string, rs *appsv1.ReplicaSet, extra map[string]string) *cor
 	return p
 }
 
+// fatalfer is what newHolder needs of a *testing.T or a *rapid.T.
+type fatalfer interface {
+	Fatalf(format string, args ...any)
+}
+
 // newHolder takes the shard: a Held resuming from resume, its fence open
 // from now, and a Controller over WrapCluster with it.
-func (m *shardSafety) newHolder(t *rapid.T, resume string) *safetyHolder {
+func (m *shardSafety) newHolder(t fatalfer, resume string) *safetyHolder {
 	h := newHeld(m.cfg.shard, "lease-"+m.cfg.shard.String(), resume, m.clock, safetyWindow, m.clock.Now())
 	wc := &worldClient{w: m.w, held: h}
 	var client reconcile.PodClient = wc
@@ -600,18 +595,12 @@ func (m *shardSafety) check(t *rapid.T) {
 		case !o.creates() && created > 0:
 			t.Fatalf("(c) %d pods created for %v, whose pods cannot be created", created, o)
 		}
-		breaker := 0
-		if o.misconfigured() {
-			// One round per generation and Controller: a new holder's
-			// breaker starts closed, as after a restart.
-			breaker = (o.generations + len(m.retired)) * m.cfg.burst
+		if allowance := o.asked + o.departures; created > allowance {
+			t.Fatalf("(a) %d pods created for %v, allowance %d (asked %d, departures %d)", created, o, allowance, o.asked, o.departures)
 		}
-		if allowance := o.asked + o.departures + breaker; created > allowance {
-			t.Fatalf("(a) %d pods created for %v, allowance %d (asked %d, departures %d, breaker %d)", created, o, allowance, o.asked, o.departures, breaker)
-		}
-		if bound := max(o.maxAsked, o.seeded) + o.hidden + adopted + o.departures + breaker; live > bound {
-			t.Fatalf("(b) %d live pods controlled by %v, bound %d (most asked %d, adopted %d, departures %d, breaker %d)",
-				live, o, bound, o.maxAsked, adopted, o.departures, breaker)
+		if bound := max(o.maxAsked, o.seeded) + o.hidden + adopted + o.departures; live > bound {
+			t.Fatalf("(b) %d live pods controlled by %v, bound %d (most asked %d, adopted %d, departures %d)",
+				live, o, bound, o.maxAsked, adopted, o.departures)
 		}
 	}
 }

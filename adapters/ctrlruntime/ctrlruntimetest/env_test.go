@@ -192,7 +192,7 @@ func TestEnqueueAndConfigOptions(t *testing.T) {
 	env.Enqueue(ns + "/web")
 	require.NoError(t, env.Settle())
 
-	assert.Equal(t, map[string]string{"owned": "yes"}, pc.(reconcile.PodStamper).PodStamp())
+	assert.Equal(t, map[string]string{"owned": "yes"}, pc.(reconcile.PodStamper).PodStamp(nil))
 	live, err := pc.(reconcile.PodGetter).GetPod(t.Context(), ns, created.Name)
 	require.NoError(t, err)
 	assert.Equal(t, created.UID, live.UID)
