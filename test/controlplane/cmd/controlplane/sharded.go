@@ -255,6 +255,10 @@ type shardResult struct {
 	faultAt    time.Duration // from the scale-up to the fault
 	joined     time.Duration // replica-add, replica-rolling: the longest wait until a new replica held a shard
 	paused     time.Duration // replica-pause: how long it was stopped
+	// replica-kill, replica-pause: from the signal until the other
+	// replicas held every shard (polled every 250 ms): the longest an
+	// owner of the stopped replica went without a holder.
+	retaken time.Duration
 	// replica-pause: its writes after SIGCONT before it took a shard again
 	// (until the run's end when it did not), and the pod creates accepted among them.
 	pausedWrites, pausedCreates int
@@ -614,6 +618,8 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 		if err := g.waitSettled(ctx, all[:last], k, 2*time.Minute); err != nil {
 			return time.Time{}, err
 		}
+		res.retaken = time.Since(at)
+		fmt.Fprintf(os.Stderr, "compare: %s: the other replicas held every shard %v after the SIGKILL\n", label, res.retaken.Round(10*time.Millisecond))
 	case "replica-pause":
 		if err := g.cp.Signal(name, syscall.SIGSTOP); err != nil {
 			return time.Time{}, err
@@ -623,6 +629,8 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 		if err := g.waitSettled(ctx, all[:last], k, 2*time.Minute); err != nil {
 			return time.Time{}, err
 		}
+		res.retaken = time.Since(at)
+		fmt.Fprintf(os.Stderr, "compare: %s: the other replicas held every shard %v after the SIGSTOP\n", label, res.retaken.Round(10*time.Millisecond))
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
@@ -741,9 +749,12 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 	case "replica-reshard":
 		head += " old-K shards held between replacements, fewest | re-sharded in |"
 		sep += "---:|---:|"
+	case "replica-kill":
+		head += " its shards held by the others after |"
+		sep += "---:|"
 	case "replica-pause":
-		head += " paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
-		sep += "---:|---:|---:|"
+		head += " its shards held by the others after | paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
+		sep += "---:|---:|---:|---:|"
 	}
 	fmt.Fprintln(out, head)
 	fmt.Fprintln(out, sep)
@@ -794,7 +805,10 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		case "replica-reshard":
 			row += fmt.Sprintf(" %s of %d | %s |", col(func(r runResult) float64 { return float64(r.shard.oldHeld) }, "%.0f"), s.shards,
 				col(func(r runResult) float64 { return r.shard.resharded.Seconds() }, "%.1f s"))
+		case "replica-kill":
+			row += " " + col(func(r runResult) float64 { return r.shard.retaken.Seconds() }, "%.1f s") + " |"
 		case "replica-pause":
+			row += " " + col(func(r runResult) float64 { return r.shard.retaken.Seconds() }, "%.1f s") + " |"
 			rejoin := col(func(r runResult) float64 { return r.shard.rejoin.Seconds() }, "%.1f s")
 			for _, r := range rs {
 				if r.shard.rejoin < 0 {
@@ -821,13 +835,13 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 	case "replica-add":
 		notes = append(notes, "replica-add: the run starts with one replica fewer; new replica holding shards: from its start until every replica holds a shard")
 	case "replica-kill":
-		notes = append(notes, "replica-kill: the last replica is killed; its shards are taken when their Leases expire")
+		notes = append(notes, "replica-kill: the last replica is killed; its shards are taken when their Leases expire; its shards held by the others after: from the SIGKILL until the other replicas hold every shard (Leases polled every 250 ms), the longest one of its owners went without a holder (its first sync follows once the new holder's caches have reached the Lease's record)")
 	case "replica-rolling":
 		notes = append(notes, "replica-rolling: each replica in turn gets SIGTERM, is waited for to exit, and is replaced by a new process and identity; new replica holding shards: the longest wait, from a replacement's start until every replica holds a shard")
 	case "replica-reshard":
 		notes = append(notes, fmt.Sprintf("replica-reshard: each replica in turn gets SIGTERM, is waited for to exit, and is replaced by a new process and identity with -shards=%d; a replica holds no shard while a shard of another K has a live holder, so the replacements hold nothing until the last old replica has exited; old-K shards held between replacements: after each replacement but the last, once it has a replica Lease (and so counts in the old replicas' share) and a retry period later, the run waits up to %v for the old replicas left to hold all %d old shards and notes how many they held, the fewest over the replacements (fewer than %d: owners that no replica synced until the last old replica exited); re-sharded in: from the last old replica's exit until the new replicas hold all %d shards", s.reshard, oldCoverWait, s.shards, s.shards, s.reshard))
 	case "replica-pause":
-		notes = append(notes, fmt.Sprintf("replica-pause: the last replica is stopped, and resumed once the others hold its shards and no earlier than %v after the SIGSTOP; its writes after SIGCONT are to pods and ReplicaSets, accepted or refused, until its first successful write of a shard Lease (or the run's end), from kube-apiserver's audit log", c.resumeAfter))
+		notes = append(notes, fmt.Sprintf("replica-pause: the last replica is stopped, and resumed once the others hold its shards and no earlier than %v after the SIGSTOP; its shards held by the others after: from the SIGSTOP until the other replicas hold every shard (Leases polled every 250 ms); its writes after SIGCONT are to pods and ReplicaSets, accepted or refused, until its first successful write of a shard Lease (or the run's end), from kube-apiserver's audit log", c.resumeAfter))
 	}
 	if _, ok := shardFaults[c.fault]; ok {
 		notes = append(notes, "kube-controller-manager (and the PodSet rows) run one process and no fault: the anchor")

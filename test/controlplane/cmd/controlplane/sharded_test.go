@@ -230,13 +230,13 @@ func TestPrintSharded(t *testing.T) {
 		extra:  1,
 		shard: shardResult{replicaRSS: []int64{100 << 10, 50 << 10}, filtering: []string{"server-side (x)", "server-side (x)"},
 			ownerWatch: []int64{3 << 20, 1 << 20}, ownerList: []int64{1 << 20, 1 << 19},
-			paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
+			retaken: 17 * time.Second, paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
 	}
 	var b bytes.Buffer
 	printSharded(&b, c, chosen, [][]runResult{{{}}, {run}})
 	got := b.String()
 	assert.Contains(t, got, "Sharded: 2 replicas × 4 shards, kube-apiserver feature gate ShardedListAndWatch on")
-	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 2.00 s | 2.00 s | 18 | 1 | 25.0 s | 4 (2) | 3.0 s |\n")
+	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 25.0 s | 4 (2) | 3.0 s |\n")
 	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas |")
 	assert.Contains(t, got, "-sharded-list-and-watch=false", "the note says how to read the owner watch bytes")
 	assert.NotContains(t, got, "| kube-controller-manager", "the anchor has no sharded row")
