@@ -31,6 +31,10 @@ type claimer[T Object] struct {
 	owner    T
 	key      string
 	selector labels.Selector
+	// stamp is what the pod client stamps on the owner's pods
+	// ([PodStamper]); an adopted orphan that lacks a label of it gets it in
+	// the adoption patch.
+	stamp map[string]string
 
 	checked  bool
 	checkErr error
@@ -159,9 +163,16 @@ func (cl *claimer[T]) canAdopt(ctx context.Context) error {
 }
 
 // adopt patches pod to be controlled by the owner. The pod UID in the patch
-// makes it fail if the pod was replaced under the same name.
+// makes it fail if the pod was replaced under the same name. An orphan
+// that lacks a label of the stamp gets the stamp in the same patch
+// (R-13.7): with sharding, an orphan of another bucket of the shard is
+// moved to its new owner's bucket, so it follows the owner when K changes.
 func (cl *claimer[T]) adopt(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
-	data, err := adoptPatchBytes(pod.UID, cl.c.cfg.Kind, cl.owner)
+	var stamp map[string]string
+	if !hasLabels(pod.Labels, cl.stamp) {
+		stamp = cl.stamp
+	}
+	data, err := adoptPatchBytes(pod.UID, cl.c.cfg.Kind, cl.owner, stamp)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +208,7 @@ type adoptPatch struct {
 	Metadata struct {
 		OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
 		UID             types.UID               `json:"uid"`
+		Labels          map[string]string       `json:"labels,omitempty"`
 	} `json:"metadata"`
 }
 
@@ -214,14 +226,18 @@ type releasePatch struct {
 //
 //	{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"…","controller":true,"blockOwnerDeletion":true}],"uid":"<pod uid>"}}
 //
-// It is upstream's adoption patch.
-func adoptPatchBytes(podUID types.UID, kind schema.GroupVersionKind, owner metav1.Object) ([]byte, error) {
+// Without stamp it is upstream's adoption patch. With stamp (labels the
+// pod lacks of its new owner's stamp, R-13.7) the patch also sets them:
+//
+//	{"metadata":{"ownerReferences":[…],"uid":"<pod uid>","labels":{"<key>":"<value>"}}}
+func adoptPatchBytes(podUID types.UID, kind schema.GroupVersionKind, owner metav1.Object, stamp map[string]string) ([]byte, error) {
 	if isNil(owner) {
 		return nil, errors.New("reconcile: adoption patch: nil owner")
 	}
 	var p adoptPatch
 	p.Metadata.UID = podUID
 	p.Metadata.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, kind)}
+	p.Metadata.Labels = stamp
 	return json.Marshal(&p)
 }
 

@@ -280,3 +280,42 @@ func mustController(t *testing.T, r *recController, tune func(*reconcile.Config[
 	require.NoError(t, err)
 	return c
 }
+
+// stampingClient is a podClient that declares stamp (a PodStamper).
+type stampingClient struct {
+	podClient
+	stamp map[string]string
+}
+
+func (c stampingClient) PodStamp(metav1.Object) map[string]string { return c.stamp }
+
+// R-13.7: with a PodStamper, an orphan that lacks a label of the stamp is
+// adopted with the stamp in the same patch; one that carries it gets
+// upstream's patch, byte for byte.
+func TestClaimAdoptionStamps(t *testing.T) {
+	stamp := map[string]string{"example.com/managed-by": "rs"}
+	withStamp := strings.Replace(wantAdoptPatch, `"uid":"uid-%s"}}`, `"uid":"uid-%s","labels":{"example.com/managed-by":"rs"}}}`, 1)
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   string
+	}{
+		{"lacks the stamp", map[string]string{"app": "web"}, withStamp},
+		{"another value of the stamp", map[string]string{"app": "web", "example.com/managed-by": "other"}, withStamp},
+		{"carries the stamp", map[string]string{"app": "web", "example.com/managed-by": "rs"}, wantAdoptPatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := podtest.New("p", podtest.Labels(tc.labels))
+			before := pod.DeepCopy()
+			c := newRecController(t, newRecOwners(recRS(5)), []*corev1.Pod{pod}, func(cfg *reconcile.Config[*appsv1.ReplicaSet]) {
+				cfg.Cluster.PodClient = stampingClient{podClient: cfg.Cluster.PodClient.(podClient), stamp: stamp}
+			})
+			c.Tracker().ExpectCreations("default/web", 1) // no manage step: claiming alone
+			res, err := c.Sync(t.Context(), "default/web")
+			require.NoError(t, err)
+			require.Len(t, res.Adopted, 1)
+			assert.Equal(t, []patchCall{{Pod: "default/p", Data: patchFor(tc.want, "p")}}, c.patcher.recorded())
+			assert.Equal(t, before, pod, "the caller's pod is never modified")
+		})
+	}
+}

@@ -175,7 +175,7 @@ func (c *Controller[T]) Sync(ctx context.Context, key string) (SyncResult, error
 	if err != nil {
 		return res, ownerErrorf(key, "listing pods: %w", err)
 	}
-	cl := claimer[T]{c: c, owner: obj, key: key, selector: selector, gate: fenceGate{fence: c.cfg.Fence, key: key}}
+	cl := claimer[T]{c: c, owner: obj, key: key, selector: selector, stamp: stamp, gate: fenceGate{fence: c.cfg.Fence, key: key}}
 	claimed, err := cl.claimPods(ctx, pods)
 	res.Adopted, res.Released = claimed.adopted, claimed.released
 	if err != nil {

@@ -123,3 +123,36 @@ func TestASpecThatExcludesTheBucketIsInvalid(t *testing.T) {
 		})
 	}
 }
+
+// An orphan of another bucket of the shard that the owner's selector
+// matches is adopted with the owner's bucket in the adoption patch
+// it carries its owner's bucket as every pod the owner created
+// does, so it stays with its owner when K changes.
+func TestAnAdoptedOrphanTakesItsOwnersBucket(t *testing.T) {
+	m, o := restampCase(t, selPlain, tmplNone)
+	own := Bucket(o.rs.UID)
+	other := -1
+	for b := m.cfg.shard.first(); b < m.cfg.shard.end(); b++ {
+		if b != own {
+			other = b
+			break
+		}
+	}
+	require.GreaterOrEqual(t, other, 0, "a shard of 4 has 64 buckets")
+	m.w.seed(safetyPod("orphan", nil, map[string]string{"app": o.rs.Name, BucketLabel: bucketValue(other)}))
+	m.cur = m.newHolder(t, "")
+	scaled := o.rs.DeepCopy()
+	three := int32(3)
+	scaled.Spec.Replicas = &three
+	m.w.setOwner(scaled)
+
+	res, err := m.cur.ctrl.Sync(m.ctx, o.key())
+	require.NoError(t, err)
+	require.Len(t, res.Adopted, 1)
+	assert.Equal(t, BucketValue(o.rs.UID), m.w.pod("orphan").Labels[BucketLabel], "adopted with its owner's bucket")
+	assert.Equal(t, o.rs.Name, m.w.pod("orphan").Labels["app"], "its other labels kept")
+	created, adopted := m.w.createdBy(o.rs.UID)
+	assert.Zero(t, created)
+	assert.Equal(t, 1, adopted)
+	assert.Empty(t, m.w.violation())
+}

@@ -81,9 +81,10 @@ import (
 // No step may panic. What it does not cover: requests that fail or are
 // lost, caches behind the API (only the Unstamped's store lags, so the
 // hand-over's resume version defers syncs only while it is ahead of the
-// API itself), more than one replica at a time, a change of K, and
-// adoption of an orphan that carries another bucket of the shard (allowed
-// here: it is counted in (b)).
+// API itself), more than one replica at a time and a change of K. An
+// orphan that carries another bucket of the shard is adopted, with its
+// owner's bucket (TestAnAdoptedOrphanTakesItsOwnersBucket), and counted in
+// (b).
 
 const (
 	// shardSafetyCases is the least number of cases `go test` runs
