@@ -91,10 +91,10 @@ const (
 var (
 	shardModelCasesFlag = flag.Int("shardmodel.cases", shardModelCases, "TestModelShards: the least number of cases to run")
 	shardModelTrace     = flag.Bool("shardmodel.trace", false, "TestModelShards: log every tick and the Leases after it (to read a failing case)")
-	// shardModelChangeK is off by default until the Coordinator no longer
-	// renews a shard whose Lease expired while a replica of another K took
-	// an overlapping shard: with it on, (2) fails about once in 10,000
-	// cases (TestModelChangeOfKRenewsAnExpiredShard, skipped until then).
+	// shardModelChangeK is on by default since ee1a3d8, which made a late
+	// renewal run the take's check against shards of another K; before it,
+	// (2) failed about once in 10,000 cases
+	// (TestModelChangeOfKRenewsAnExpiredShard pins that case).
 	shardModelChangeK = flag.Bool("shardmodel.changek", true, "TestModelShards: draw a second K for the replicas that join (a change of K)")
 )
 
