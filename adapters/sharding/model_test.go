@@ -60,9 +60,9 @@ import (
 //     change of K);
 //   - (4) a shard taken after its holder gave it back resumes from at
 //     least the newest write that holder recorded (Held.Resume), per shard
-//     Lease. Across a change of K it is not checked: the next holder's
-//     Resume is what its own Lease records, none of the other count's
-//     writes.
+//     Lease; and, across a change of K, from at least the newest write
+//     recorded by the last holder of every shard of the other count whose
+//     buckets overlap it and which was given back (ee1a3d8).
 //
 // What the model does not cover: failed or lost requests to the API server
 // (every call answers at once), clocks that drift apart (one clock for
@@ -321,8 +321,11 @@ type shardModel struct {
 	last     map[Shard]landed   // per shard: the last of its writes landed
 	holder   map[string]*runner // per shard Lease: the runner of the last acquisition
 	fromNone map[string]bool    // per shard Lease: its last change of holder took it from no holder
-	failures []string           // violations found inside the Coordinator's calls
-	ctx      context.Context
+	// clearedBy is, per shard Lease, the replica whose write last took its
+	// holder away (a give-back).
+	clearedBy map[string]string
+	failures  []string // violations found inside the Coordinator's calls
+	ctx       context.Context
 }
 
 func newShardModel(t *rapid.T) *shardModel {
@@ -340,17 +343,18 @@ func newShardModel(t *rapid.T) *shardModel {
 // shards, and whose joining replicas with k or k2.
 func newShardModelFixed(t *rapid.T, k int, retry time.Duration, replicas, k2 int) *shardModel {
 	m := &shardModel{
-		k:        k,
-		k2:       k2,
-		retry:    retry,
-		clock:    clocktesting.NewFakeClock(time.Unix(1e9, 0)),
-		store:    &memStore{leases: map[string]*coordinationv1.Lease{}},
-		names:    map[string]Shard{},
-		byHold:   map[*holding]*runner{},
-		last:     map[Shard]landed{},
-		holder:   map[string]*runner{},
-		fromNone: map[string]bool{},
-		ctx:      klog.NewContext(context.Background(), logr.Discard()),
+		k:         k,
+		k2:        k2,
+		retry:     retry,
+		clock:     clocktesting.NewFakeClock(time.Unix(1e9, 0)),
+		store:     &memStore{leases: map[string]*coordinationv1.Lease{}},
+		names:     map[string]Shard{},
+		byHold:    map[*holding]*runner{},
+		last:      map[Shard]landed{},
+		holder:    map[string]*runner{},
+		fromNone:  map[string]bool{},
+		clearedBy: map[string]string{},
+		ctx:       klog.NewContext(context.Background(), logr.Discard()),
 	}
 	m.store.commit()
 	m.store.changed = m.leaseChanged
@@ -408,6 +412,9 @@ func (m *shardModel) leaseChanged(old, cur *coordinationv1.Lease) {
 		return
 	}
 	m.fromNone[cur.Name] = holderOf(old) == "" && holderOf(cur) != ""
+	if holderOf(cur) == "" {
+		m.clearedBy[cur.Name] = holderOf(old)
+	}
 }
 
 // started is the Coordinator's start: a runner for hd.
@@ -422,6 +429,25 @@ func (m *shardModel) started(r *replica) func(context.Context, *holding) {
 		if m.fromNone[name] && prev != nil && parseRV(hd.h.Resume()) < prev.recorded {
 			m.failures = append(m.failures, fmt.Sprintf("(4) shard %v: %s took it after %s gave it back, Resume %q < %d, the newest write %s recorded",
 				s, r.id, prev.r.id, hd.h.Resume(), prev.recorded, prev.r.id))
+		}
+		// (4) across a change of K: every shard of the other count whose
+		// buckets overlap s and whose last runner's replica gave it back
+		// (it has no holder, and that replica cleared it: an expired
+		// Lease keeps its holder's name, and one taken by expiry and given
+		// straight back records only what its Lease had) has that runner's
+		// writes in Resume too.
+		for other, before := range m.holder {
+			if other == name || before == nil || before.shard.Count == s.Count {
+				continue
+			}
+			if first, end := shardsOverlap(before.shard, s); first >= end {
+				continue
+			}
+			l := m.store.leases[other]
+			if l != nil && holderOf(l) == "" && m.clearedBy[other] == before.r.id && parseRV(hd.h.Resume()) < before.recorded {
+				m.failures = append(m.failures, fmt.Sprintf("(4) shard %v: %s took it after %s gave back shard %v, which overlaps it, Resume %q < %d, the newest write %s recorded",
+					s, r.id, before.r.id, before.shard, hd.h.Resume(), before.recorded, before.r.id))
+			}
 		}
 		m.acquired++
 		ru := &runner{r: r, shard: s, acq: m.acquired, hd: hd, ctx: ctx}
