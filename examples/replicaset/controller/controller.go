@@ -115,13 +115,16 @@ type Report struct {
 // Controller is a ReplicaSet controller. Create it with [New] and run it
 // with [Controller.Run] (once).
 type Controller struct {
-	ctrl    *reconcile.Controller[*appsv1.ReplicaSet]
-	queue   workqueue.TypedRateLimitingInterface[string]
-	synced  []cache.InformerSynced
-	onSync  func(Report)
-	slots   chan struct{} // Options.SyncSlots
-	metrics *telemetry.Collector
-	ready   atomic.Bool // the caches have synced and the workers run
+	ctrl   *reconcile.Controller[*appsv1.ReplicaSet]
+	queue  workqueue.TypedRateLimitingInterface[string]
+	synced []cache.InformerSynced
+	onSync func(Report)
+	slots  chan struct{} // Options.SyncSlots
+	// unregister removes the shard's handler from its ReplicaSet
+	// informer when Run returns (nil: nothing to remove).
+	unregister func()
+	metrics    *telemetry.Collector
+	ready      atomic.Bool // the caches have synced and the workers run
 }
 
 // New wires a controller to factory's ReplicaSet and pod informers (the
@@ -182,10 +185,49 @@ func New(client kubernetes.Interface, factory informers.SharedInformerFactory, o
 		return nil, err
 	}
 	c.ctrl = ctrl
-	if err := clientgo.Register(c.ctrl, podInf, rsInf, c.queue); err != nil {
+	if opts.Shard == nil {
+		if err := clientgo.Register(c.ctrl, podInf, rsInf, c.queue); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	if err := c.registerShard(podInf, rsInf, opts.Shard.Shard()); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// registerShard is clientgo.Register for the controller of one held
+// shard, whose ReplicaSet informer may be shared by every shard the
+// replica holds (RunSharded does so when the API server cannot select
+// them by shard): only the shard's ReplicaSets reach its handler, and Run
+// removes the handler when it returns, so that a shard given back leaves
+// nothing behind on the shared informer. The caches count as synced once
+// the handler has been given the informer's ReplicaSets.
+func (c *Controller) registerShard(podInf, rsInf cache.SharedIndexInformer, shard sharding.Shard) error {
+	if err := clientgo.AddPodControllerIndexer(podInf); err != nil {
+		return err
+	}
+	if err := clientgo.AddControllerUIDIndexer(rsInf); err != nil {
+		return err
+	}
+	if _, err := podInf.AddEventHandler(clientgo.PodHandler(c.ctrl, c.queue)); err != nil {
+		return err
+	}
+	inShard := func(obj any) bool {
+		rs, ok := clientgo.Unwrap[*appsv1.ReplicaSet](obj)
+		return ok && shard.Contains(rs.UID)
+	}
+	reg, err := rsInf.AddEventHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: inShard,
+		Handler:    clientgo.OwnerHandler(c.ctrl, c.queue),
+	})
+	if err != nil {
+		return err
+	}
+	c.synced = []cache.InformerSynced{reg.HasSynced, podInf.HasSynced}
+	c.unregister = func() { _ = rsInf.RemoveEventHandler(reg) }
+	return nil
 }
 
 // Tracker returns the controller's expectations tracker, for
@@ -200,6 +242,9 @@ func (c *Controller) Len() int { return c.ctrl.Len() }
 // given number of workers until ctx is done. It returns once every worker
 // has stopped. The workers log through klog.FromContext(ctx).
 func (c *Controller) Run(ctx context.Context, workers int) error {
+	if c.unregister != nil {
+		defer c.unregister()
+	}
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		c.queue.ShutDown()
 		return fmt.Errorf("replicaset controller: caches did not sync: %w", context.Cause(ctx))

@@ -54,9 +54,12 @@ type ShardedOptions struct {
 // RunSharded runs the controller as one replica of a sharded deployment
 // until ctx is done: a sharding.Coordinator holds this replica's share of
 // the shards, and each held shard runs its own controller, with its own
-// informers (the shard's ReplicaSets, selected by the API server when it
-// can, and the pods carrying the shard's buckets), expectations and
-// client, fenced by the shard's Lease. The replica's budgets are shared
+// pod informer (the pods carrying the shard's buckets), expectations and
+// client, fenced by the shard's Lease. Each held shard lists and watches
+// its own ReplicaSets when the API server selects them by shard; when it
+// cannot, the shards share one ReplicaSet informer of the replica's, each
+// shard's controller given only its own, rather than each caching every
+// ReplicaSet. The replica's budgets are shared
 // by the shards it holds: its client rate limit, its so.Workers syncs at
 // once, and one event broadcaster whose events are fenced by their
 // ReplicaSet's shard (sharding.Coordinator.EventSink). The Leases have a
@@ -117,15 +120,31 @@ func RunSharded(ctx context.Context, rc *rest.Config, so ShardedOptions, opts Op
 	opts.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reconcilekit-replicaset"})
 	workers := max(so.Workers, 1)
 	opts.SyncSlots = make(chan struct{}, workers)
+
+	// Filtered on the client, every shard's ReplicaSet informer would hold
+	// and decode every ReplicaSet: the shards held share one instead.
+	var sharedOwners informers.SharedInformerFactory
+	if filtering != sharding.ServerSide {
+		sharedOwners = informers.NewSharedInformerFactoryWithOptions(client, 0,
+			informers.WithNamespace(so.Namespace),
+			informers.WithTransform(clientgo.TrimManagedFields))
+		if err := clientgo.AddControllerUIDIndexer(sharedOwners.Apps().V1().ReplicaSets().Informer()); err != nil {
+			return err
+		}
+		sharedOwners.Start(ctx.Done())
+		defer sharedOwners.Shutdown()
+	}
 	return coord.Run(ctx, func(ctx context.Context, h *sharding.Held) error {
-		return runShard(ctx, rc, so.Namespace, workers, opts, h, filtering, unstamped)
+		return runShard(ctx, rc, so.Namespace, workers, opts, h, filtering, sharedOwners, unstamped)
 	})
 }
 
 // runShard runs the controller of one held shard until ctx is done, with
 // workers goroutines sharing opts.SyncSlots and recording events with
-// opts.Recorder, the replica's.
-func runShard(ctx context.Context, rc *rest.Config, namespace string, workers int, opts Options, h *sharding.Held, filtering sharding.Filtering, unstamped *sharding.Unstamped) error {
+// opts.Recorder, the replica's. Its ReplicaSets come from sharedOwners
+// when set (the replica's, started), else from an informer of its own
+// that asks the API server for the shard's.
+func runShard(ctx context.Context, rc *rest.Config, namespace string, workers int, opts Options, h *sharding.Held, filtering sharding.Filtering, sharedOwners informers.SharedInformerFactory, unstamped *sharding.Unstamped) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("shard", h.Shard().String()))
 	fenced, err := fencing.WrapConfig(rc, h.Fence)
 	if err != nil {
@@ -135,10 +154,14 @@ func runShard(ctx context.Context, rc *rest.Config, namespace string, workers in
 	if err != nil {
 		return err
 	}
-	owners := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithNamespace(namespace),
-		informers.WithTransform(clientgo.TrimManagedFields),
-		informers.WithTweakListOptions(h.Shard().TweakOwners(filtering)))
+	owners := sharedOwners
+	if owners == nil {
+		owners = informers.NewSharedInformerFactoryWithOptions(client, 0,
+			informers.WithNamespace(namespace),
+			informers.WithTransform(clientgo.TrimManagedFields),
+			informers.WithTweakListOptions(h.Shard().TweakOwners(filtering)))
+		defer owners.Shutdown()
+	}
 	shardPods, err := clientgo.OwnedPods{}.ForShard(h.Shard())
 	if err != nil {
 		return err
@@ -151,9 +174,10 @@ func runShard(ctx context.Context, rc *rest.Config, namespace string, workers in
 	if err != nil {
 		return fmt.Errorf("shard %v: %w", h.Shard(), err)
 	}
-	owners.Start(ctx.Done())
+	if sharedOwners == nil {
+		owners.Start(ctx.Done())
+	}
 	pods.Start(ctx.Done())
-	defer owners.Shutdown()
 	defer pods.Shutdown()
 	stamper := clientgo.PodControl{Client: client}
 	done := make(chan struct{})
