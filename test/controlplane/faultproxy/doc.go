@@ -39,7 +39,10 @@
 // ReplicaSet watch and list responses ([IsReplicaSetWatch],
 // [IsReplicaSetList]), which pass through unaltered: a sharded controller's
 // owner watches carry its shards' owners alone when kube-apiserver selects
-// them.
+// them. Of the ReplicaSet watches it also counts those that stream a list
+// first (sendInitialEvents=true) and their bytes up to the bookmark that
+// ends the list, so that a list streamed again (a shard taken, an expired
+// watch) shows apart from the events.
 //
 // Guarantees:
 //

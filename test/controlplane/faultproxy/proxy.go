@@ -71,6 +71,16 @@ type Stats struct {
 	// ([IsReplicaSetList]): the bodies as it sent them (compressed when it
 	// compressed them), each handed on at once and unaltered.
 	ReplicaSetWatchBytes, ReplicaSetListBytes int64
+	// ReplicaSetWatches is the ReplicaSet watch responses received, and
+	// ReplicaSetWatchesWithInitialEvents those of requests with
+	// sendInitialEvents=true: a client-go informer's streaming list (the
+	// first, and each one again after an expired watch), not a resumed
+	// watch. ReplicaSetInitialEventsBytes is the part of
+	// ReplicaSetWatchBytes that such a watch carried up to the end of the
+	// bookmark ending its initial events (the "k8s.io/initial-events-end"
+	// annotation, found in the bytes as they stream, JSON or protobuf): the
+	// list's objects; a watch that ends before that bookmark counts whole.
+	ReplicaSetWatches, ReplicaSetWatchesWithInitialEvents, ReplicaSetInitialEventsBytes int64
 }
 
 // Proxy is a running fault proxy made by [Start]. Its methods are safe for
@@ -86,6 +96,7 @@ type Proxy struct {
 	requests, podWatches, bytesIn, bytesOut               atomic.Int64
 	watchesCut, watchesHeld, createsDropped, writesFailed atomic.Int64
 	watchesExpired, rsWatchBytes, rsListBytes             atomic.Int64
+	rsWatches, rsInitialWatches, rsInitialBytes           atomic.Int64
 
 	mu sync.Mutex
 	// delay is the pod watch delay; changed is closed (and replaced) when
@@ -268,7 +279,8 @@ func (p *Proxy) Stats() Stats {
 		PodWatchesCut: p.watchesCut.Load(), PodWatchesHeld: p.watchesHeld.Load(),
 		PodCreateResponsesDropped: p.createsDropped.Load(), WritesFailed: p.writesFailed.Load(),
 		PodWatchesExpired: p.watchesExpired.Load(), ReplicaSetWatchBytes: p.rsWatchBytes.Load(),
-		ReplicaSetListBytes: p.rsListBytes.Load()}
+		ReplicaSetListBytes: p.rsListBytes.Load(), ReplicaSetWatches: p.rsWatches.Load(),
+		ReplicaSetWatchesWithInitialEvents: p.rsInitialWatches.Load(), ReplicaSetInitialEventsBytes: p.rsInitialBytes.Load()}
 }
 
 // Close stops the proxy: it closes the listener and every client
@@ -381,7 +393,13 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	switch {
 	case IsReplicaSetWatch(resp.Request):
-		resp.Body = countedBody{resp.Body, &p.rsWatchBytes}
+		p.rsWatches.Add(1)
+		if !withInitialEvents(resp.Request) {
+			resp.Body = countedBody{resp.Body, &p.rsWatchBytes}
+			return nil
+		}
+		p.rsInitialWatches.Add(1)
+		resp.Body = &initialEventsBody{ReadCloser: resp.Body, total: &p.rsWatchBytes, initial: &p.rsInitialBytes}
 		return nil
 	case IsReplicaSetList(resp.Request):
 		resp.Body = countedBody{resp.Body, &p.rsListBytes}

@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"slices"
@@ -75,5 +76,50 @@ type countedBody struct {
 func (b countedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n.Add(int64(n))
+	return n, err
+}
+
+// withInitialEvents reports whether the watch r asks for its initial
+// events (sendInitialEvents=true): a streaming list, which client-go's
+// informers make when WatchListClient is on (the default since v0.35).
+func withInitialEvents(r *http.Request) bool {
+	return r.URL.Query().Get("sendInitialEvents") == "true"
+}
+
+// initialEventsEnd is the annotation of the bookmark that ends a watch's
+// initial events. Its bytes appear as they are in a JSON and in a
+// protobuf watch stream.
+var initialEventsEnd = []byte("k8s.io/initial-events-end")
+
+// initialEventsBody is the body of a watch with initial events. It adds
+// every byte read to total and, until the end of the first
+// initialEventsEnd it reads (which may be split across reads), to initial
+// as well. It alters nothing. Reads come from the one goroutine copying
+// the response.
+type initialEventsBody struct {
+	io.ReadCloser
+	total, initial *atomic.Int64
+	// ended: the marker has been read; tail: the last bytes read before
+	// it, fewer than the marker's, in case it began in them.
+	ended bool
+	tail  []byte
+}
+
+func (b *initialEventsBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.total.Add(int64(n))
+	if b.ended || n == 0 {
+		return n, err
+	}
+	seen := append(b.tail, p[:n]...)
+	if i := bytes.Index(seen, initialEventsEnd); i >= 0 {
+		// The marker ends in p (the tail is shorter than it).
+		b.initial.Add(int64(i + len(initialEventsEnd) - len(b.tail)))
+		b.ended, b.tail = true, nil
+		return n, err
+	}
+	b.initial.Add(int64(n))
+	keep := min(len(seen), len(initialEventsEnd)-1)
+	b.tail = append(b.tail[:0:0], seen[len(seen)-keep:]...)
 	return n, err
 }

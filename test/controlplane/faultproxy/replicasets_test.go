@@ -100,3 +100,66 @@ func TestReplicaSetBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaSetInitialEvents: a ReplicaSet watch with
+// sendInitialEvents=true counts as one with initial events, and its bytes
+// up to the end of the bookmark annotation that ends them, even when the
+// annotation arrives split across two reads, count as initial-event bytes;
+// the events after it, and every byte of a watch without initial events,
+// count as watch bytes only. Each line reaches the client unaltered.
+func TestReplicaSetInitialEvents(t *testing.T) {
+	const (
+		rsAll = "/apis/apps/v1/replicasets"
+		rsNS  = "/apis/apps/v1/namespaces/ns/replicasets"
+	)
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			fu := newWatchUpstream(rsAll, rsNS)
+			up := newUpstream(t, fu)
+			p := startProxy(t, up, testingclock.NewFakeClock(t0))
+			c := newClient(t, up, proto.major)
+
+			listing := openStream(t, c, p.URL()+rsAll+"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", proto.major)
+			resumed := openStream(t, c, p.URL()+rsNS+"?watch=true&resourceVersion=42&allowWatchBookmarks=true", proto.major)
+			total := 0
+			send := func(path, chunk string) {
+				fu.feeds[path] <- chunk
+				total += len(chunk)
+				eventually(t, fmt.Sprintf("%d watch bytes", total), func() bool { return p.Stats().ReplicaSetWatchBytes == int64(total) })
+			}
+
+			initial := 0
+			for i := range 3 {
+				line := fmt.Sprintf(`{"type":"ADDED","object":{"kind":"ReplicaSet","n":%d}}`, i) + "\n"
+				send(rsAll, line)
+				assert.Equal(t, line, listing.next(t))
+				initial += len(line)
+			}
+			// The bookmark, its annotation cut in two reads.
+			bookmark := `{"type":"BOOKMARK","object":{"kind":"ReplicaSet","metadata":{"annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"
+			cut := strings.Index(bookmark, "initial-events") + 4
+			send(rsAll, bookmark[:cut])
+			assert.Equal(t, int64(initial+cut), p.Stats().ReplicaSetInitialEventsBytes, "no marker yet: all of it")
+			send(rsAll, bookmark[cut:])
+			assert.Equal(t, bookmark, listing.next(t))
+			initial += strings.Index(bookmark, "initial-events-end") + len("initial-events-end")
+
+			for i, path := range []string{rsAll, rsNS, rsAll} {
+				// The marker again, after the first, is an event's.
+				line := fmt.Sprintf(`{"type":"MODIFIED","object":{"kind":"ReplicaSet","n":%d,"note":"k8s.io/initial-events-end"}}`, i) + "\n"
+				send(path, line)
+				s := listing
+				if path == rsNS {
+					s = resumed
+				}
+				assert.Equal(t, line, s.next(t))
+			}
+
+			st := p.Stats()
+			assert.Equal(t, int64(total), st.ReplicaSetWatchBytes, "every byte of both watches")
+			assert.Equal(t, int64(initial), st.ReplicaSetInitialEventsBytes, "up to the end of the first marker of the watch with initial events")
+			assert.Equal(t, int64(2), st.ReplicaSetWatches)
+			assert.Equal(t, int64(1), st.ReplicaSetWatchesWithInitialEvents)
+		})
+	}
+}

@@ -533,7 +533,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	opts := c.opts
 	if sharded {
 		opts.Users = slices.Clone(opts.Users)
-		for _, u := range shardUsers(c.sharding.replicas) {
+		for _, u := range append(shardUsers(c.sharding.replicas), streamUser) {
 			opts.Users = append(opts.Users, controlplane.User{Name: u}) // Groups nil: system:masters
 		}
 	}
@@ -583,6 +583,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	var (
 		proxy *faultproxy.Proxy
 		group *shardGroup
+		full  *fullStream
 		pid   int
 	)
 	ctrlCPU := func() (time.Duration, error) { return procCPU(pid) }
@@ -595,6 +596,11 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		if err := group.startAll(ctx); err != nil {
 			return runResult{}, err
 		}
+		// The full owner stream, beside the replicas from here to the end.
+		if full, err = startFullStream(ctx, cp, 2*time.Minute); err != nil {
+			return runResult{}, err
+		}
+		defer full.close()
 		ctrlCPU, proxyStats, users = group.cpu, group.stats, group.users()
 	} else {
 		var kubeconfig string
@@ -844,7 +850,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 		return res, err
 	}
 	res.peakRSS = slices.Max(res.shard.replicaRSS)
-	res.shard.ownerWatch, res.shard.ownerList = group.ownerBytes()
+	res.shard.owner, res.shard.full = group.ownerStats(), full.stats()
 	res.shard.filtering = group.filtering()
 	if !resumed.IsZero() {
 		time.Sleep(time.Second) // kube-apiserver logs a request after answering it

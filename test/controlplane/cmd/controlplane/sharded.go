@@ -270,10 +270,32 @@ type shardResult struct {
 	// at the end of the waits between replacements (K: always all).
 	oldHeld int
 	// Per replica slot (a replaced replica's and its replacement's
-	// together), over the run: the bytes of its ReplicaSet watch and list
-	// responses, as its proxy received them from kube-apiserver.
-	ownerWatch, ownerList []int64
+	// together), over the run: its proxy's counts, of which the ReplicaSet
+	// watches and lists as received from kube-apiserver are read.
+	owner []faultproxy.Stats
+	// The same of the full owner stream (fullStream) over the same run.
+	full faultproxy.Stats
 }
+
+// ownerBytes is f of each replica slot's owner counts.
+func (r shardResult) ownerBytes(f func(faultproxy.Stats) int64) []int64 {
+	out := make([]int64, len(r.owner))
+	for i, st := range r.owner {
+		out[i] = f(st)
+	}
+	return out
+}
+
+// ownerWatchBytes is a proxy's ReplicaSet watch bytes, ownerEventBytes
+// those bytes less the lists streamed in them, ownerListBytes its
+// ReplicaSet list bytes.
+func ownerWatchBytes(st faultproxy.Stats) int64 { return st.ReplicaSetWatchBytes }
+
+func ownerEventBytes(st faultproxy.Stats) int64 {
+	return st.ReplicaSetWatchBytes - st.ReplicaSetInitialEventsBytes
+}
+
+func ownerListBytes(st faultproxy.Stats) int64 { return st.ReplicaSetListBytes }
 
 // slot is one replica's place: a user and its proxy, and the processes
 // started in it (a replacement after a rolling restart is a new process
@@ -432,15 +454,13 @@ func (g *shardGroup) stats() faultproxy.Stats {
 	return sum
 }
 
-// ownerBytes is each slot's ReplicaSet watch and list response bytes so
-// far, as its proxy received them.
-func (g *shardGroup) ownerBytes() (watch, list []int64) {
-	for _, s := range g.slots {
-		st := s.proxy.Stats()
-		watch = append(watch, st.ReplicaSetWatchBytes)
-		list = append(list, st.ReplicaSetListBytes)
+// ownerStats is each slot's proxy counts so far.
+func (g *shardGroup) ownerStats() []faultproxy.Stats {
+	out := make([]faultproxy.Stats, len(g.slots))
+	for i, s := range g.slots {
+		out[i] = s.proxy.Stats()
 	}
-	return watch, list
+	return out
 }
 
 // users are the slots' users.
@@ -740,8 +760,8 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		fmt.Fprintf(out, ", K %d → %d", s.shards, s.reshard)
 	}
 	fmt.Fprint(out, "\n\n")
-	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
-	sep := "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: all bytes, events alone | lists streamed in the owner watches, all replicas (the full stream's) | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
+	sep := "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	switch c.fault {
 	case "replica-add", "replica-rolling":
 		head += " new replica holding shards after |"
@@ -782,13 +802,30 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 			}
 			return d.Seconds()
 		}
-		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", k.name, filteringSummary(seen),
+		perReplica := func(r runResult, f func(faultproxy.Stats) int64) float64 { return meanOf(r.shard.ownerBytes(f)) }
+		allReplicas := func(r runResult, f func(faultproxy.Stats) int64) float64 {
+			return perReplica(r, f) * float64(len(r.shard.owner))
+		}
+		streamed := func(r runResult) float64 {
+			return allReplicas(r, func(st faultproxy.Stats) int64 { return st.ReplicaSetWatchesWithInitialEvents })
+		}
+		streamedBytes := func(r runResult) float64 {
+			return allReplicas(r, func(st faultproxy.Stats) int64 { return st.ReplicaSetInitialEventsBytes })
+		}
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s | %s, %s (%s, %s) | %s | %s | %s | %s |", k.name, filteringSummary(seen),
 			col(func(r runResult) float64 { return float64(slices.Max(r.shard.replicaRSS)) / 1024 }, "%.0f MiB"),
 			col(func(r runResult) float64 { return meanOf(r.shard.replicaRSS) / 1024 }, "%.0f MiB"),
-			bytesCol(vals(func(r runResult) float64 { return float64(slices.Max(r.shard.ownerWatch)) })),
-			bytesCol(vals(func(r runResult) float64 { return meanOf(r.shard.ownerWatch) })),
-			bytesCol(vals(func(r runResult) float64 { return meanOf(r.shard.ownerWatch) * float64(len(r.shard.ownerWatch)) })),
-			bytesCol(vals(func(r runResult) float64 { return meanOf(r.shard.ownerList) * float64(len(r.shard.ownerList)) })),
+			bytesCol(vals(func(r runResult) float64 { return float64(slices.Max(r.shard.ownerBytes(ownerWatchBytes))) })),
+			bytesCol(vals(func(r runResult) float64 { return perReplica(r, ownerWatchBytes) })),
+			bytesCol(vals(func(r runResult) float64 { return allReplicas(r, ownerWatchBytes) })),
+			bytesCol(vals(func(r runResult) float64 { return allReplicas(r, ownerListBytes) })),
+			bytesCol(vals(func(r runResult) float64 { return float64(ownerWatchBytes(r.shard.full)) })),
+			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerWatchBytes) }), vals(func(r runResult) float64 { return float64(ownerWatchBytes(r.shard.full)) })),
+			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerEventBytes) }), vals(func(r runResult) float64 { return float64(ownerEventBytes(r.shard.full)) })),
+			col(streamed, "%.0f"),
+			bytesCol(vals(streamedBytes)),
+			col(func(r runResult) float64 { return float64(r.shard.full.ReplicaSetWatchesWithInitialEvents) }, "%.0f"),
+			bytesCol(vals(func(r runResult) float64 { return float64(r.shard.full.ReplicaSetInitialEventsBytes) })),
 			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.cpu }) }, "%.2f s"),
 			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.apiCPU }) }, "%.2f s"),
 			col(func(r runResult) float64 {
@@ -830,6 +867,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		"writes: the replicas' pod creates, deletes and status writes that reached kube-apiserver, every phase",
 		"owner watch bytes: the bytes of the ReplicaSet watch responses that each replica's proxy received from kube-apiserver over the run (a replaced replica's and its replacement's together), the most and the mean over the replicas, and their sum; owner list bytes: the same of the ReplicaSet lists, summed (as kube-apiserver sent them, compressed when it compressed them; client-go's informers list through a watch, WatchListClient being on by default, so their lists are in the watch bytes and the list bytes are the filtering probe's and any fallback list's)",
 		"with the owners filtered server-side (gate on) each shard a replica holds lists and watches its own ReplicaSets, so a replica's owner watches carry only its shards' owners, about 1/N of the full stream, and all replicas' together about one full stream; filtered client-side (-sharded-list-and-watch=false) a replica's shards share one ReplicaSet watch of every owner, one full stream per replica (an rscontroller built before the shared informer: one per held shard, K/N streams per replica), so compare a run with the gate on against the same run with it off",
+		"the full owner stream: the owner watch bytes of an unfiltered ReplicaSet informer of the driver's (client-go, protobuf, every namespace, behind a proxy of its own), running beside the replicas from their start to the run's end: what one replica that filtered nothing would have received in the same run, so that the ratios do not depend on another run's status writes; per replica ÷ the full stream: the mean replica's owner watch bytes against it, all of them and the events alone (less the lists streamed), 1/N when each replica's watches carry its shards' owners alone and no list is streamed again; lists streamed: the owner watches that began with a list (sendInitialEvents=true: an informer's first, a taken shard's, one again after an expired watch), how many and their bytes up to the bookmark ending the list, all replicas, and the full stream's in brackets",
 	}
 	switch c.fault {
 	case "replica-add":
@@ -861,6 +899,19 @@ func bytesCol(v []float64) string {
 		scaled[i] = x / unit
 	}
 	return spread(scaled, format)
+}
+
+// ratioCol is spread of num[i] / den[i] to two places, or "—" when a
+// denominator is 0 (nothing to hold against).
+func ratioCol(num, den []float64) string {
+	r := make([]float64, len(num))
+	for i := range num {
+		if den[i] == 0 {
+			return "—"
+		}
+		r[i] = num[i] / den[i]
+	}
+	return spread(r, "%.2f")
 }
 
 // meanOf is the mean of v, 0 for none.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/reconcilekit/reconcilekit/test/controlplane"
+	"github.com/reconcilekit/reconcilekit/test/controlplane/faultproxy"
 )
 
 func TestShardingValidate(t *testing.T) {
@@ -229,15 +230,22 @@ func TestPrintSharded(t *testing.T) {
 		phases: []measured{{cpu: time.Second, apiCPU: 2 * time.Second, creates: 10, statusWrites: 3}, {cpu: time.Second, deletes: 5}},
 		extra:  1,
 		shard: shardResult{replicaRSS: []int64{100 << 10, 50 << 10}, filtering: []string{"server-side (x)", "server-side (x)"},
-			ownerWatch: []int64{3 << 20, 1 << 20}, ownerList: []int64{1 << 20, 1 << 19},
+			owner: []faultproxy.Stats{
+				{ReplicaSetWatchBytes: 3 << 20, ReplicaSetListBytes: 1 << 20, ReplicaSetWatchesWithInitialEvents: 2, ReplicaSetInitialEventsBytes: 1 << 20},
+				{ReplicaSetWatchBytes: 1 << 20, ReplicaSetListBytes: 1 << 19, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEventsBytes: 0},
+			},
+			full:    faultproxy.Stats{ReplicaSetWatchBytes: 4 << 20, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEventsBytes: 1 << 19},
 			retaken: 17 * time.Second, paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
 	}
 	var b bytes.Buffer
 	printSharded(&b, c, chosen, [][]runResult{{{}}, {run}})
 	got := b.String()
 	assert.Contains(t, got, "Sharded: 2 replicas × 4 shards, kube-apiserver feature gate ShardedListAndWatch on")
-	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 25.0 s | 4 (2) | 3.0 s |\n")
-	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas |")
+	// Per replica, mean: 2 MiB of the full stream's 4 MiB; events alone:
+	// ((3 − 1) + 1) / 2 = 1.5 MiB of its 4 − 0.5 = 3.5 MiB.
+	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 4096 KiB | 0.50, 0.43 | 3, 1024 KiB (1, 512 KiB) | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 25.0 s | 4 (2) | 3.0 s |\n")
+	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: all bytes, events alone | lists streamed in the owner watches, all replicas (the full stream's) |")
+	assert.Contains(t, got, "an unfiltered ReplicaSet informer of the driver's", "the note says what the full stream is")
 	assert.Contains(t, got, "-sharded-list-and-watch=false", "the note says how to read the owner watch bytes")
 	assert.NotContains(t, got, "| kube-controller-manager", "the anchor has no sharded row")
 	assert.Contains(t, got, "the anchor")
@@ -267,14 +275,15 @@ func TestPrintShardedReshard(t *testing.T) {
 		sharding: sharding{replicas: 2, shards: 4, reshard: 8, serverSide: true}}
 	run := func(oldHeld int, resharded time.Duration) runResult {
 		return runResult{phases: []measured{{}}, shard: shardResult{replicaRSS: []int64{1 << 10, 1 << 10},
-			ownerWatch: []int64{12 << 20, 10 << 20}, ownerList: []int64{1 << 10, 0}, oldHeld: oldHeld, resharded: resharded}}
+			owner:   []faultproxy.Stats{{ReplicaSetWatchBytes: 12 << 20, ReplicaSetListBytes: 1 << 10}, {ReplicaSetWatchBytes: 10 << 20}},
+			oldHeld: oldHeld, resharded: resharded}}
 	}
 	var b bytes.Buffer
 	printSharded(&b, c, []contender{contenders[2]}, [][]runResult{{run(2, 3*time.Second), run(4, time.Second)}})
 	got := b.String()
 	assert.Contains(t, got, "; fault replica-reshard (SIGTERM, 5s into the scale-up), K 4 → 8\n")
 	assert.Contains(t, got, "| old-K shards held between replacements, fewest | re-sharded in |\n")
-	assert.Contains(t, got, "| 12.0 MiB | 11.0 MiB | 22.0 MiB | 1 KiB |")
+	assert.Contains(t, got, "| 12.0 MiB | 11.0 MiB | 22.0 MiB | 1 KiB | 0 KiB | —, — | 0, 0 KiB (0, 0 KiB) |", "no full stream: no ratio")
 	assert.Contains(t, got, "| 3 (2–4) of 4 | 2.0 s (1.0–3.0 s) |\n")
 	assert.Contains(t, got, "replica-reshard: each replica in turn gets SIGTERM")
 	lines := strings.Split(got, "\n")
