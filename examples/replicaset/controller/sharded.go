@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +24,7 @@ import (
 	"github.com/reconcilekit/reconcilekit/adapters/fencing"
 	"github.com/reconcilekit/reconcilekit/adapters/sharding"
 	"github.com/reconcilekit/reconcilekit/adapters/telemetry"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // stampEvery is how often a shard's controller looks for its pods without
@@ -170,6 +173,7 @@ func runShard(ctx context.Context, rc *rest.Config, namespace string, workers in
 
 	opts.Fence, opts.Metrics = nil, nil
 	opts.Pods, opts.Shard, opts.Unstamped = pods, h, unstamped
+	opts.OnSync = logFirstSync(klog.FromContext(ctx), h.Resume(), opts.OnSync)
 	ctrl, err := New(client, owners, opts)
 	if err != nil {
 		return fmt.Errorf("shard %v: %w", h.Shard(), err)
@@ -192,6 +196,25 @@ func runShard(ctx context.Context, rc *rest.Config, namespace string, workers in
 	}()
 	defer func() { <-done }()
 	return ctrl.Run(ctx, workers)
+}
+
+// logFirstSync returns an OnSync that logs "First sync of the shard" at
+// the shard's first sync that its caches let through (not deferred with
+// reconcile.ErrNotSynced by the consistency gate of the hand-over), with
+// the shard's resume version (sharding.Held.Resume), then calls next (nil:
+// none). With the Coordinator's "Gave a shard back" of the shard's
+// previous holder, the line times a hand-over to its end, as the new
+// holder's owners see it.
+func logFirstSync(log klog.Logger, resume string, next func(Report)) func(Report) {
+	var logged atomic.Bool
+	return func(r Report) {
+		if !errors.Is(r.Err, reconcile.ErrNotSynced) && logged.CompareAndSwap(false, true) {
+			log.Info("First sync of the shard", "resume", resume, "key", r.Key)
+		}
+		if next != nil {
+			next(r)
+		}
+	}
 }
 
 // sharedRateLimit returns a copy of rc whose clients share one token

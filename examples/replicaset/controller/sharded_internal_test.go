@@ -2,10 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/reconcilekit/reconcilekit/adapters/sharding"
+	"github.com/reconcilekit/reconcilekit/reconcile"
 )
 
 // A shard's controller on a ReplicaSet informer shared by the shards a
@@ -90,4 +94,22 @@ func drain(c *Controller) []string {
 		c.queue.Forget(key)
 	}
 	return keys
+}
+
+// The first sync a shard's caches let through is logged once, with the
+// resume version; syncs the hand-over's gate deferred are not; every
+// report still reaches the caller's OnSync.
+func TestLogFirstSync(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	var reports []string
+	onSync := logFirstSync(log, "42", func(r Report) { reports = append(reports, r.Key) })
+	onSync(Report{Key: "test/a", Err: fmt.Errorf("deferred: %w", reconcile.ErrNotSynced)})
+	assert.Empty(t, lines, "a deferred sync is not the first")
+	onSync(Report{Key: "test/b", Err: errors.New("conflict")})
+	onSync(Report{Key: "test/c"})
+	assert.Equal(t, []string{`"level"=0 "msg"="First sync of the shard" "resume"="42" "key"="test/b"`}, lines, "once, at the first sync not deferred, failed or not")
+	assert.Equal(t, []string{"test/a", "test/b", "test/c"}, reports)
+
+	assert.NotPanics(t, func() { logFirstSync(log, "", nil)(Report{}) }, "no OnSync of the caller's")
 }

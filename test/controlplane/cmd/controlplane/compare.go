@@ -681,7 +681,11 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	defer faulting.Wait()
 	faultCtx, endFault := context.WithCancel(ctx)
 	defer endFault()
+	var scaleUpStart time.Time // the graceful hand-overs are timed from here on
 	for i, ph := range phases {
+		if i == scaleUp {
+			scaleUpStart = time.Now()
+		}
 		stats0 := proxyStats()
 		before, err := cp.Audit()
 		if err != nil {
@@ -852,6 +856,7 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	res.peakRSS = slices.Max(res.shard.replicaRSS)
 	res.shard.owner, res.shard.full = group.ownerStats(), full.stats()
 	res.shard.filtering = group.filtering()
+	res.shard.handOvers = group.handOvers(scaleUpStart)
 	if !resumed.IsZero() {
 		time.Sleep(time.Second) // kube-apiserver logs a request after answering it
 		evs, err := cp.AuditEvents()

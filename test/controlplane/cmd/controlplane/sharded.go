@@ -275,6 +275,9 @@ type shardResult struct {
 	owner []faultproxy.Stats
 	// The same of the full owner stream (fullStream) over the same run.
 	full faultproxy.Stats
+	// The graceful hand-overs from the first scale-up's start on, from the
+	// replicas' logs.
+	handOvers []shardHandOver
 }
 
 // ownerBytes is f of each replica slot's owner counts.
@@ -764,8 +767,8 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 	sep := "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	switch c.fault {
 	case "replica-add", "replica-rolling":
-		head += " new replica holding shards after |"
-		sep += "---:|"
+		head += " new replica holding shards after | graceful hand-overs: gave back → taken, → first sync |"
+		sep += "---:|---|"
 	case "replica-reshard":
 		head += " old-K shards held between replacements, fewest | re-sharded in |"
 		sep += "---:|---:|"
@@ -838,7 +841,11 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 			col(func(r runResult) float64 { return float64(r.extra) }, "%.0f"))
 		switch c.fault {
 		case "replica-add", "replica-rolling":
-			row += " " + col(func(r runResult) float64 { return r.shard.joined.Seconds() }, "%.1f s") + " |"
+			var hs []shardHandOver
+			for _, r := range rs {
+				hs = append(hs, r.shard.handOvers...)
+			}
+			row += " " + col(func(r runResult) float64 { return r.shard.joined.Seconds() }, "%.1f s") + " | " + formatHandOvers(hs) + " |"
 		case "replica-reshard":
 			row += fmt.Sprintf(" %s of %d | %s |", col(func(r runResult) float64 { return float64(r.shard.oldHeld) }, "%.0f"), s.shards,
 				col(func(r runResult) float64 { return r.shard.resharded.Seconds() }, "%.1f s"))
@@ -880,6 +887,9 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		notes = append(notes, fmt.Sprintf("replica-reshard: each replica in turn gets SIGTERM, is waited for to exit, and is replaced by a new process and identity with -shards=%d; a replica holds no shard while a shard of another K has a live holder, so the replacements hold nothing until the last old replica has exited; old-K shards held between replacements: after each replacement but the last, once it has a replica Lease (and so counts in the old replicas' share) and a retry period later, the run waits up to %v for the old replicas left to hold all %d old shards and notes how many they held, the fewest over the replacements (fewer than %d: owners that no replica synced until the last old replica exited); re-sharded in: from the last old replica's exit until the new replicas hold all %d shards", s.reshard, oldCoverWait, s.shards, s.shards, s.reshard))
 	case "replica-pause":
 		notes = append(notes, fmt.Sprintf("replica-pause: the last replica is stopped, and resumed once the others hold its shards and no earlier than %v after the SIGSTOP; its shards held by the others after: from the SIGSTOP until the other replicas hold every shard (Leases polled every 250 ms); its writes after SIGCONT are to pods and ReplicaSets, accepted or refused, until its first successful write of a shard Lease (or the run's end), from kube-apiserver's audit log", c.resumeAfter))
+	}
+	if c.fault == "replica-add" || c.fault == "replica-rolling" {
+		notes = append(notes, "graceful hand-overs: every shard given back (SIGTERM, rebalance) from the scale-up's start on, all runs together, from the replicas' log lines (rscontroller -quiet keeps those of the hand-overs): how many, how many another replica took and how many it synced, and from the giver's \"Giving a shard back\" (it stops the shard's syncs, waits for its writes in flight, then writes the Lease released) to the taker's \"Took a shard\" and to its \"First sync of the shard\" (the first sync its caches let through, after the hand-over's consistency gate), the median and the longest")
 	}
 	if _, ok := shardFaults[c.fault]; ok {
 		notes = append(notes, "kube-controller-manager (and the PodSet rows) run one process and no fault: the anchor")

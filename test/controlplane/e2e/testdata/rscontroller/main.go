@@ -63,7 +63,7 @@ func main() {
 	gate := flag.Bool("consistency-gate", true, "defer syncs while the informers are older than the controller's own writes (upstream's StaleControllerConsistencyReplicaSet)")
 	qps := flag.Float64("qps", 100, "client QPS (rest.Config.QPS)")
 	burst := flag.Int("burst", 200, "client burst (rest.Config.Burst)")
-	quiet := flag.Bool("quiet", false, "print no line per sync and discard the controller's klog lines (make compare measures the controller's CPU)")
+	quiet := flag.Bool("quiet", false, "print no line per sync and discard the controller's klog lines but, with -shards, those of its hand-overs (make compare measures the controller's CPU, and times the hand-overs)")
 	statusInterval := flag.Duration("status-interval", 0, "write a converging ReplicaSet's status at most once per interval (reconcile.Config.StatusInterval; 0: every change, as upstream)")
 	eventPerBatch := flag.Bool("event-per-batch", false, "one SuccessfulCreate event per slow-start batch instead of one per pod")
 	pprofAddress := flag.String("pprof-address", "", "serve net/http/pprof's /debug/pprof/ on this address, e.g. 127.0.0.1:0 (the address is printed; \"\": off)")
@@ -255,7 +255,7 @@ func runSharded(ctx context.Context, rc *rest.Config, namespace string, workers 
 		le.Identity = id
 	}
 	if quiet {
-		ctx = klog.NewContext(ctx, logr.Discard())
+		ctx = klog.NewContext(ctx, quietLogger())
 	}
 	opts.Recorder = nil
 	so := controller.ShardedOptions{
@@ -276,4 +276,64 @@ func runSharded(ctx context.Context, rc *rest.Config, namespace string, workers 
 		},
 	}
 	return controller.RunSharded(ctx, rc, so, opts)
+}
+
+// handOverMessages are the log lines of a sharded replica that time its
+// hand-overs: the Coordinator's (adapters/sharding) and the ReplicaSet
+// example's first sync of a shard taken. make compare reads them from the
+// replicas' output.
+var handOverMessages = map[string]bool{
+	"Giving a shard back":     true,
+	"Gave a shard back":       true,
+	"Lost a shard":            true,
+	"Took a shard":            true,
+	"First sync of the shard": true,
+}
+
+// handOversOnly returns a logger that writes what next writes of the
+// messages in keep and drops every other line before it is formatted: -quiet
+// keeps the hand-overs' few lines and no line per sync.
+func handOversOnly(next logr.Logger, keep map[string]bool) logr.Logger {
+	return logr.New(onlySink{next.GetSink(), keep})
+}
+
+// onlySink is a logr.LogSink that passes the lines whose message is in keep
+// to its sink and drops the others. It keeps the caller's file and line.
+type onlySink struct {
+	logr.LogSink
+	keep map[string]bool
+}
+
+func (s onlySink) Info(level int, msg string, kv ...any) {
+	if s.keep[msg] {
+		s.LogSink.Info(level, msg, kv...)
+	}
+}
+
+func (s onlySink) Error(err error, msg string, kv ...any) {
+	if s.keep[msg] {
+		s.LogSink.Error(err, msg, kv...)
+	}
+}
+
+func (s onlySink) WithValues(kv ...any) logr.LogSink {
+	return onlySink{s.LogSink.WithValues(kv...), s.keep}
+}
+
+func (s onlySink) WithName(name string) logr.LogSink {
+	return onlySink{s.LogSink.WithName(name), s.keep}
+}
+
+func (s onlySink) WithCallDepth(depth int) logr.LogSink {
+	if d, ok := s.LogSink.(logr.CallDepthLogSink); ok {
+		return onlySink{d.WithCallDepth(depth), s.keep}
+	}
+	return s
+}
+
+var _ logr.CallDepthLogSink = onlySink{}
+
+// quietLogger is klog's logger with only the hand-overs' lines.
+func quietLogger() logr.Logger {
+	return handOversOnly(klog.Background(), handOverMessages)
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// shardHandOver is one graceful hand-over of a shard between two replica
+// processes, from their log lines (rscontroller -quiet keeps these): the
+// giver's "Giving a shard back" (it stops the shard's syncs, waits for its
+// writes in flight, then writes the Lease released and logs "Gave a shard
+// back"), the next holder's "Took a shard" and its "First sync of the
+// shard" (the first sync its caches let through). took and synced are zero
+// when the log has none.
+type shardHandOver struct {
+	shard, from, to      string
+	giving, took, synced time.Time
+}
+
+// shardLogLine is one of those lines.
+type shardLogLine struct {
+	proc, msg, shard string
+	at               time.Time
+}
+
+// klogLine matches a klog text line's header, its message and the rest:
+// `I1129 19:45:01.123456   123 tick.go:296] "Took a shard" shard="3/16" …`.
+var (
+	klogLine  = regexp.MustCompile(`^[IWE](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^\]]*\] "((?:[^"\\]|\\.)*)"(.*)$`)
+	shardAttr = regexp.MustCompile(` shard="([^"]*)"`)
+)
+
+// parseShardLog returns the lines of output, proc's, that name a shard,
+// timed in year (klog's header has none) and the local time zone.
+func parseShardLog(proc, output string, year int) []shardLogLine {
+	var out []shardLogLine
+	for _, l := range strings.Split(output, "\n") {
+		m := klogLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		s := shardAttr.FindStringSubmatch(m[3])
+		if s == nil {
+			continue
+		}
+		at, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local)
+		if err != nil {
+			continue
+		}
+		out = append(out, shardLogLine{proc: proc, msg: m[2], shard: s[1], at: at.AddDate(year, 0, 0)})
+	}
+	return out
+}
+
+// pairHandOvers pairs every "Gave a shard back" at or after since, from
+// its giver's "Giving a shard back" of the shard just before it (or from
+// itself when there is none), with the first "Took a shard" of that shard
+// by another process from then on (a take may be logged a moment before
+// the give-back's own line), and that taker's first "First sync of the
+// shard" of it from the take on. In the order of the give-backs.
+func pairHandOvers(lines []shardLogLine, since time.Time) []shardHandOver {
+	lines = slices.Clone(lines)
+	slices.SortStableFunc(lines, func(a, b shardLogLine) int { return a.at.Compare(b.at) })
+	var out []shardHandOver
+	for i, l := range lines {
+		if l.msg != "Gave a shard back" || l.at.Before(since) {
+			continue
+		}
+		from := l.at
+		for j := i - 1; j >= 0; j-- {
+			p := lines[j]
+			if p.proc != l.proc || p.shard != l.shard {
+				continue
+			}
+			if p.msg == "Giving a shard back" {
+				from = p.at
+			}
+			if p.msg == "Giving a shard back" || p.msg == "Took a shard" || p.msg == "Gave a shard back" {
+				break // this give-back's start, or the hold before it
+			}
+		}
+		h := shardHandOver{shard: l.shard, from: l.proc, giving: from}
+		for _, t := range lines {
+			if t.msg == "Took a shard" && t.shard == l.shard && t.proc != l.proc && !t.at.Before(from) {
+				h.to, h.took = t.proc, t.at
+				break
+			}
+		}
+		if h.to != "" {
+			for _, s := range lines {
+				if s.msg == "First sync of the shard" && s.shard == l.shard && s.proc == h.to && !s.at.Before(h.took) {
+					h.synced = s.at
+					break
+				}
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// handOvers reads every process's output and pairs its graceful
+// hand-overs from since on. Call it before the control plane stops (Stop
+// removes the logs).
+func (g *shardGroup) handOvers(since time.Time) []shardHandOver {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var lines []shardLogLine
+	for _, s := range g.slots {
+		for _, p := range s.procs {
+			b, _ := os.ReadFile(g.cp.LogPath(p))
+			lines = append(lines, parseShardLog(p, string(b), since.Year())...)
+		}
+	}
+	return pairHandOvers(lines, since)
+}
+
+// formatHandOvers is the hand-overs of every run together: how many, how
+// many were taken and reached a first sync, and from the giver's "Giving a
+// shard back" to the take and to the first sync, the median and the
+// longest; "—" for none.
+func formatHandOvers(hs []shardHandOver) string {
+	var took, synced []float64
+	for _, h := range hs {
+		if !h.took.IsZero() {
+			took = append(took, h.took.Sub(h.giving).Seconds())
+		}
+		if !h.synced.IsZero() {
+			synced = append(synced, h.synced.Sub(h.giving).Seconds())
+		}
+	}
+	if len(hs) == 0 {
+		return "—"
+	}
+	stat := func(v []float64) string {
+		if len(v) == 0 {
+			return "—"
+		}
+		slices.Sort(v)
+		return fmt.Sprintf("%.2f s, most %.2f s", median(v), v[len(v)-1])
+	}
+	return fmt.Sprintf("%d (%d taken, %d synced); taken %s; first sync %s", len(hs), len(took), len(synced), stat(took), stat(synced))
+}

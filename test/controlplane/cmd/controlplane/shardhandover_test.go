@@ -1,0 +1,43 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The replicas' klog lines pair into hand-overs timed from the giver's
+// "Giving a shard back": a take logged a moment before the giver's "Gave a
+// shard back" still pairs, the first sync is the taker's first, a
+// give-back nobody took counts untaken, and give-backs before since are
+// left out.
+func TestShardHandOvers(t *testing.T) {
+	a := `I1129 19:59:00.000000   11 tick.go:296] "Gave a shard back" shard="1/16" lease="x-1" written="7" err=null runErr=null
+I1129 20:00:00.000000   11 tick.go:258] "Giving a shard back" shard="3/16" lease="x-3" reason="SIGTERM" err=null
+I1129 20:00:00.150000   11 tick.go:296] "Gave a shard back" shard="3/16" lease="x-3" written="9" err=null runErr=null
+I1129 20:00:00.200000   11 tick.go:258] "Giving a shard back" shard="5/16" lease="x-5" reason="SIGTERM" err=null
+W1129 20:00:00.210000   11 sharded.go:190] "Stamped pods with their bucket" pods=2 err=null shard="5/16"
+I1129 20:00:00.300000   11 tick.go:296] "Gave a shard back" shard="5/16" lease="x-5" written="10" err=null runErr=null
+not a klog line shard="3/16"
+`
+	b := `I1129 19:59:00.500000   22 tick.go:449] "Took a shard" shard="1/16" lease="x-1" resume="7" previousHolder="a"
+I1129 20:00:00.100000   22 tick.go:449] "Took a shard" shard="3/16" lease="x-3" resume="9" previousHolder="a"
+I1129 20:00:00.650000   22 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-1" shard="3/16"
+I1129 20:00:01.000000   22 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-2" shard="3/16"
+`
+	lines := append(parseShardLog("a", a, 2026), parseShardLog("b", b, 2026)...)
+	require.Len(t, lines, 10, "every klog line naming a shard")
+	assert.Equal(t, shardLogLine{proc: "a", msg: "Giving a shard back", shard: "3/16", at: time.Date(2026, 11, 29, 20, 0, 0, 0, time.Local)}, lines[1])
+
+	since := time.Date(2026, 11, 29, 19, 59, 30, 0, time.Local)
+	hs := pairHandOvers(lines, since)
+	at := func(ms int) time.Time { return time.Date(2026, 11, 29, 20, 0, 0, ms*int(time.Millisecond), time.Local) }
+	assert.Equal(t, []shardHandOver{
+		{shard: "3/16", from: "a", to: "b", giving: at(0), took: at(100), synced: at(650)},
+		{shard: "5/16", from: "a", giving: at(200)},
+	}, hs)
+	assert.Equal(t, "2 (1 taken, 1 synced); taken 0.10 s, most 0.10 s; first sync 0.65 s, most 0.65 s", formatHandOvers(hs))
+	assert.Equal(t, "—", formatHandOvers(nil))
+}
