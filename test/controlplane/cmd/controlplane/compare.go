@@ -857,6 +857,9 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	res.shard.owner, res.shard.full = group.ownerStats(), full.stats()
 	res.shard.filtering = group.filtering()
 	res.shard.handOvers = group.handOvers(scaleUpStart)
+	if res.shard.victim != "" {
+		res.shard.resynced = resyncsOf(group.logLines(res.shard.signalAt), res.shard.victim, res.shard.signalAt)
+	}
 	if !resumed.IsZero() {
 		time.Sleep(time.Second) // kube-apiserver logs a request after answering it
 		evs, err := cp.AuditEvents()

@@ -259,6 +259,11 @@ type shardResult struct {
 	// replicas held every shard (polled every 250 ms): the longest an
 	// owner of the stopped replica went without a holder.
 	retaken time.Duration
+	// replica-kill, replica-pause: the stopped process and when it was
+	// signalled, and how the others synced its shards from then on.
+	victim   string
+	signalAt time.Time
+	resynced resyncs
 	// replica-pause: its writes after SIGCONT before it took a shard again
 	// (until the run's end when it did not), and the pod creates accepted among them.
 	pausedWrites, pausedCreates int
@@ -632,6 +637,7 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 		}
 		res.joined = time.Since(at)
 	case "replica-kill":
+		res.victim, res.signalAt = name, at
 		if err := g.retire(last); err != nil {
 			return time.Time{}, err
 		}
@@ -644,6 +650,7 @@ func (g *shardGroup) injectFault(ctx context.Context, start time.Time, label str
 		res.retaken = time.Since(at)
 		fmt.Fprintf(os.Stderr, "compare: %s: the other replicas held every shard %v after the SIGKILL\n", label, res.retaken.Round(10*time.Millisecond))
 	case "replica-pause":
+		res.victim, res.signalAt = name, at
 		if err := g.cp.Signal(name, syscall.SIGSTOP); err != nil {
 			return time.Time{}, err
 		}
@@ -773,11 +780,11 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		head += " old-K shards held between replacements, fewest | re-sharded in |"
 		sep += "---:|---:|"
 	case "replica-kill":
-		head += " its shards held by the others after |"
-		sep += "---:|"
+		head += " its shards held by the others after | its shards taken, synced, the last first sync after |"
+		sep += "---:|---:|"
 	case "replica-pause":
-		head += " its shards held by the others after | paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
-		sep += "---:|---:|---:|---:|"
+		head += " its shards held by the others after | its shards taken, synced, the last first sync after | paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
+		sep += "---:|---:|---:|---:|---:|"
 	}
 	fmt.Fprintln(out, head)
 	fmt.Fprintln(out, sep)
@@ -850,9 +857,9 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 			row += fmt.Sprintf(" %s of %d | %s |", col(func(r runResult) float64 { return float64(r.shard.oldHeld) }, "%.0f"), s.shards,
 				col(func(r runResult) float64 { return r.shard.resharded.Seconds() }, "%.1f s"))
 		case "replica-kill":
-			row += " " + col(func(r runResult) float64 { return r.shard.retaken.Seconds() }, "%.1f s") + " |"
+			row += " " + col(func(r runResult) float64 { return r.shard.retaken.Seconds() }, "%.1f s") + " | " + resyncCol(rs) + " |"
 		case "replica-pause":
-			row += " " + col(func(r runResult) float64 { return r.shard.retaken.Seconds() }, "%.1f s") + " |"
+			row += " " + col(func(r runResult) float64 { return r.shard.retaken.Seconds() }, "%.1f s") + " | " + resyncCol(rs) + " |"
 			rejoin := col(func(r runResult) float64 { return r.shard.rejoin.Seconds() }, "%.1f s")
 			for _, r := range rs {
 				if r.shard.rejoin < 0 {
@@ -888,6 +895,9 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 	case "replica-pause":
 		notes = append(notes, fmt.Sprintf("replica-pause: the last replica is stopped, and resumed once the others hold its shards and no earlier than %v after the SIGSTOP; its shards held by the others after: from the SIGSTOP until the other replicas hold every shard (Leases polled every 250 ms); its writes after SIGCONT are to pods and ReplicaSets, accepted or refused, until its first successful write of a shard Lease (or the run's end), from kube-apiserver's audit log", c.resumeAfter))
 	}
+	if c.fault == "replica-kill" || c.fault == "replica-pause" {
+		notes = append(notes, "its shards taken, synced, the last first sync after: from the replicas' log lines (rscontroller -quiet keeps those of the hand-overs), the takes by the others of a shard whose Lease named the stopped replica, from the signal on, how many of them the taker synced (its \"First sync of the shard\", the first sync its caches let through), and from the signal to the last of those first syncs: the longest an owner of the stopped replica waited for a holder's first sync of its shard (the other owners of a shard follow at the pace of the workers)")
+	}
 	if c.fault == "replica-add" || c.fault == "replica-rolling" {
 		notes = append(notes, "graceful hand-overs: every shard given back (SIGTERM, rebalance) from the scale-up's start on, all runs together, from the replicas' log lines (rscontroller -quiet keeps those of the hand-overs): how many, how many another replica took and how many it synced, and from the giver's \"Giving a shard back\" (it stops the shard's syncs, waits for its writes in flight, then writes the Lease released) to the taker's \"Took a shard\" and to its \"First sync of the shard\" (the first sync its caches let through, after the hand-over's consistency gate), the median and the longest")
 	}
@@ -909,6 +919,22 @@ func bytesCol(v []float64) string {
 		scaled[i] = x / unit
 	}
 	return spread(scaled, format)
+}
+
+// resyncCol is each run's resyncs: shards taken, synced, and the longest
+// to a first sync, over the runs.
+func resyncCol(rs []runResult) string {
+	vals := func(f func(resyncs) float64) []float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r.shard.resynced)
+		}
+		return v
+	}
+	return fmt.Sprintf("%s, %s, %s",
+		spread(vals(func(r resyncs) float64 { return float64(r.shards) }), "%.0f"),
+		spread(vals(func(r resyncs) float64 { return float64(r.synced) }), "%.0f"),
+		spread(vals(func(r resyncs) float64 { return r.longest.Seconds() }), "%.1f s"))
 }
 
 // ratioCol is spread of num[i] / den[i] to two places, or "—" when a

@@ -235,7 +235,8 @@ func TestPrintSharded(t *testing.T) {
 				{ReplicaSetWatchBytes: 1 << 20, ReplicaSetListBytes: 1 << 19, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEventsBytes: 0},
 			},
 			full:    faultproxy.Stats{ReplicaSetWatchBytes: 4 << 20, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEventsBytes: 1 << 19},
-			retaken: 17 * time.Second, paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
+			retaken: 17 * time.Second, resynced: resyncs{shards: 4, synced: 3, longest: 16500 * time.Millisecond},
+			paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
 	}
 	var b bytes.Buffer
 	printSharded(&b, c, chosen, [][]runResult{{{}}, {run}})
@@ -243,7 +244,7 @@ func TestPrintSharded(t *testing.T) {
 	assert.Contains(t, got, "Sharded: 2 replicas × 4 shards, kube-apiserver feature gate ShardedListAndWatch on")
 	// Per replica, mean: 2 MiB of the full stream's 4 MiB; events alone:
 	// ((3 − 1) + 1) / 2 = 1.5 MiB of its 4 − 0.5 = 3.5 MiB.
-	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 4096 KiB | 0.50, 0.43 | 3, 1024 KiB (1, 512 KiB) | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 25.0 s | 4 (2) | 3.0 s |\n")
+	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 4096 KiB | 0.50, 0.43 | 3, 1024 KiB (1, 512 KiB) | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 4, 3, 16.5 s | 25.0 s | 4 (2) | 3.0 s |\n")
 	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: all bytes, events alone | lists streamed in the owner watches, all replicas (the full stream's) |")
 	assert.Contains(t, got, "an unfiltered ReplicaSet informer of the driver's", "the note says what the full stream is")
 	assert.Contains(t, got, "-sharded-list-and-watch=false", "the note says how to read the owner watch bytes")

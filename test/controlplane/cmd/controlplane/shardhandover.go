@@ -24,6 +24,7 @@ type shardHandOver struct {
 // shardLogLine is one of those lines.
 type shardLogLine struct {
 	proc, msg, shard string
+	prev             string // "Took a shard": the Lease's previous holder
 	at               time.Time
 }
 
@@ -32,6 +33,7 @@ type shardLogLine struct {
 var (
 	klogLine  = regexp.MustCompile(`^[IWE](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^\]]*\] "((?:[^"\\]|\\.)*)"(.*)$`)
 	shardAttr = regexp.MustCompile(` shard="([^"]*)"`)
+	prevAttr  = regexp.MustCompile(` previousHolder="([^"]*)"`)
 )
 
 // parseShardLog returns the lines of output, proc's, that name a shard,
@@ -51,7 +53,11 @@ func parseShardLog(proc, output string, year int) []shardLogLine {
 		if err != nil {
 			continue
 		}
-		out = append(out, shardLogLine{proc: proc, msg: m[2], shard: s[1], at: at.AddDate(year, 0, 0)})
+		l := shardLogLine{proc: proc, msg: m[2], shard: s[1], at: at.AddDate(year, 0, 0)}
+		if p := prevAttr.FindStringSubmatch(m[3]); p != nil {
+			l.prev = p[1]
+		}
+		out = append(out, l)
 	}
 	return out
 }
@@ -103,20 +109,60 @@ func pairHandOvers(lines []shardLogLine, since time.Time) []shardHandOver {
 	return out
 }
 
-// handOvers reads every process's output and pairs its graceful
-// hand-overs from since on. Call it before the control plane stops (Stop
-// removes the logs).
-func (g *shardGroup) handOvers(since time.Time) []shardHandOver {
+// resyncs is how the shards of a replica stopped at one moment were
+// synced again by the others: shards is how many they took from it
+// (their Lease's previous holder) from then on, synced how many of those
+// the taker synced, and longest the longest from the moment to a taker's
+// first sync of one (0 when none).
+type resyncs struct {
+	shards, synced int
+	longest        time.Duration
+}
+
+// resyncsOf finds, in lines, the takes of victim's shards by another
+// process at or after at, and each taker's first "First sync of the shard"
+// after its take.
+func resyncsOf(lines []shardLogLine, victim string, at time.Time) resyncs {
+	lines = slices.Clone(lines)
+	slices.SortStableFunc(lines, func(a, b shardLogLine) int { return a.at.Compare(b.at) })
+	var r resyncs
+	for i, t := range lines {
+		if t.msg != "Took a shard" || t.prev != victim || t.proc == victim || t.at.Before(at) {
+			continue
+		}
+		r.shards++
+		for _, s := range lines[i+1:] {
+			if s.msg == "First sync of the shard" && s.shard == t.shard && s.proc == t.proc {
+				r.synced++
+				r.longest = max(r.longest, s.at.Sub(at))
+				break
+			}
+		}
+	}
+	return r
+}
+
+// logLines reads every process's output, the lines that name a shard, in
+// the year of at. Call it before the control plane stops (Stop removes
+// the logs).
+func (g *shardGroup) logLines(at time.Time) []shardLogLine {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var lines []shardLogLine
 	for _, s := range g.slots {
 		for _, p := range s.procs {
 			b, _ := os.ReadFile(g.cp.LogPath(p))
-			lines = append(lines, parseShardLog(p, string(b), since.Year())...)
+			lines = append(lines, parseShardLog(p, string(b), at.Year())...)
 		}
 	}
-	return pairHandOvers(lines, since)
+	return lines
+}
+
+// handOvers reads every process's output and pairs its graceful
+// hand-overs from since on. Call it before the control plane stops (Stop
+// removes the logs).
+func (g *shardGroup) handOvers(since time.Time) []shardHandOver {
+	return pairHandOvers(g.logLines(since), since)
 }
 
 // formatHandOvers is the hand-overs of every run together: how many, how
