@@ -199,17 +199,18 @@ func runShard(ctx context.Context, rc *rest.Config, namespace string, workers in
 }
 
 // logFirstSync returns an OnSync that logs "First sync of the shard" at
-// the shard's first sync that its caches let through (not deferred with
-// reconcile.ErrNotSynced by the consistency gate of the hand-over), with
-// the shard's resume version (sharding.Held.Resume), then calls next (nil:
-// none). With the Coordinator's "Gave a shard back" of the shard's
-// previous holder, the line times a hand-over to its end, as the new
-// holder's owners see it.
+// the end of the shard's first sync that its caches let through (not
+// deferred with reconcile.ErrNotSynced by the consistency gate of the
+// hand-over), with the shard's resume version (sharding.Held.Resume) and
+// how long the sync took (its start is the line's time less that), then
+// calls next (nil: none). With the Coordinator's "Giving a shard back" of
+// the shard's previous holder, the line times a hand-over to its end, as
+// the new holder's owners see it.
 func logFirstSync(log klog.Logger, resume string, next func(Report)) func(Report) {
 	var logged atomic.Bool
 	return func(r Report) {
 		if !errors.Is(r.Err, reconcile.ErrNotSynced) && logged.CompareAndSwap(false, true) {
-			log.Info("First sync of the shard", "resume", resume, "key", r.Key)
+			log.Info("First sync of the shard", "resume", resume, "key", r.Key, "took", r.Duration)
 		}
 		if next != nil {
 			next(r)

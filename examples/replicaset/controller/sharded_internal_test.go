@@ -106,9 +106,9 @@ func TestLogFirstSync(t *testing.T) {
 	onSync := logFirstSync(log, "42", func(r Report) { reports = append(reports, r.Key) })
 	onSync(Report{Key: "test/a", Err: fmt.Errorf("deferred: %w", reconcile.ErrNotSynced)})
 	assert.Empty(t, lines, "a deferred sync is not the first")
-	onSync(Report{Key: "test/b", Err: errors.New("conflict")})
+	onSync(Report{Key: "test/b", Err: errors.New("conflict"), Duration: 1500 * time.Millisecond})
 	onSync(Report{Key: "test/c"})
-	assert.Equal(t, []string{`"level"=0 "msg"="First sync of the shard" "resume"="42" "key"="test/b"`}, lines, "once, at the first sync not deferred, failed or not")
+	assert.Equal(t, []string{`"level"=0 "msg"="First sync of the shard" "resume"="42" "key"="test/b" "took"="1.5s"`}, lines, "once, at the first sync not deferred, failed or not")
 	assert.Equal(t, []string{"test/a", "test/b", "test/c"}, reports)
 
 	assert.NotPanics(t, func() { logFirstSync(log, "", nil)(Report{}) }, "no OnSync of the caller's")

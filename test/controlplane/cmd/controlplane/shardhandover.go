@@ -14,17 +14,19 @@ import (
 // giver's "Giving a shard back" (it stops the shard's syncs, waits for its
 // writes in flight, then writes the Lease released and logs "Gave a shard
 // back"), the next holder's "Took a shard" and its "First sync of the
-// shard" (the first sync its caches let through). took and synced are zero
-// when the log has none.
+// shard" (the first sync its caches let through), logged at the sync's end
+// with how long it took: syncing is its start, synced its end. took,
+// syncing and synced are zero when the log has none.
 type shardHandOver struct {
-	shard, from, to      string
-	giving, took, synced time.Time
+	shard, from, to               string
+	giving, took, syncing, synced time.Time
 }
 
 // shardLogLine is one of those lines.
 type shardLogLine struct {
 	proc, msg, shard string
-	prev             string // "Took a shard": the Lease's previous holder
+	prev             string        // "Took a shard": the Lease's previous holder
+	took             time.Duration // "First sync of the shard": how long the sync took
 	at               time.Time
 }
 
@@ -34,6 +36,7 @@ var (
 	klogLine  = regexp.MustCompile(`^[IWE](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^\]]*\] "((?:[^"\\]|\\.)*)"(.*)$`)
 	shardAttr = regexp.MustCompile(` shard="([^"]*)"`)
 	prevAttr  = regexp.MustCompile(` previousHolder="([^"]*)"`)
+	tookAttr  = regexp.MustCompile(` took="([^"]*)"`)
 )
 
 // parseShardLog returns the lines of output, proc's, that name a shard,
@@ -56,6 +59,9 @@ func parseShardLog(proc, output string, year int) []shardLogLine {
 		l := shardLogLine{proc: proc, msg: m[2], shard: s[1], at: at.AddDate(year, 0, 0)}
 		if p := prevAttr.FindStringSubmatch(m[3]); p != nil {
 			l.prev = p[1]
+		}
+		if d := tookAttr.FindStringSubmatch(m[3]); d != nil {
+			l.took, _ = time.ParseDuration(d[1])
 		}
 		out = append(out, l)
 	}
@@ -99,7 +105,7 @@ func pairHandOvers(lines []shardLogLine, since time.Time) []shardHandOver {
 		if h.to != "" {
 			for _, s := range lines {
 				if s.msg == "First sync of the shard" && s.shard == l.shard && s.proc == h.to && !s.at.Before(h.took) {
-					h.synced = s.at
+					h.syncing, h.synced = s.at.Add(-s.took), s.at
 					break
 				}
 			}
@@ -167,15 +173,16 @@ func (g *shardGroup) handOvers(since time.Time) []shardHandOver {
 
 // formatHandOvers is the hand-overs of every run together: how many, how
 // many were taken and reached a first sync, and from the giver's "Giving a
-// shard back" to the take and to the first sync, the median and the
-// longest; "—" for none.
+// shard back" to the take and to the first sync's start and end, the
+// median and the longest; "—" for none.
 func formatHandOvers(hs []shardHandOver) string {
-	var took, synced []float64
+	var took, syncing, synced []float64
 	for _, h := range hs {
 		if !h.took.IsZero() {
 			took = append(took, h.took.Sub(h.giving).Seconds())
 		}
 		if !h.synced.IsZero() {
+			syncing = append(syncing, h.syncing.Sub(h.giving).Seconds())
 			synced = append(synced, h.synced.Sub(h.giving).Seconds())
 		}
 	}
@@ -189,5 +196,5 @@ func formatHandOvers(hs []shardHandOver) string {
 		slices.Sort(v)
 		return fmt.Sprintf("%.2f s, most %.2f s", median(v), v[len(v)-1])
 	}
-	return fmt.Sprintf("%d (%d taken, %d synced); taken %s; first sync %s", len(hs), len(took), len(synced), stat(took), stat(synced))
+	return fmt.Sprintf("%d (%d taken, %d synced); taken %s; first sync started %s, ended %s", len(hs), len(took), len(synced), stat(took), stat(syncing), stat(synced))
 }
