@@ -81,6 +81,10 @@ type Stats struct {
 	// annotation, found in the bytes as they stream, JSON or protobuf): the
 	// list's objects; a watch that ends before that bookmark counts whole.
 	ReplicaSetWatches, ReplicaSetWatchesWithInitialEvents, ReplicaSetInitialEventsBytes int64
+	// ReplicaSetWatchEvents is the events the ReplicaSet watches carried
+	// after their initial events (bookmarks among them): the frames of a
+	// protobuf stream, the lines of a JSON one, counted where they start.
+	ReplicaSetWatchEvents int64
 }
 
 // Proxy is a running fault proxy made by [Start]. Its methods are safe for
@@ -97,6 +101,7 @@ type Proxy struct {
 	watchesCut, watchesHeld, createsDropped, writesFailed atomic.Int64
 	watchesExpired, rsWatchBytes, rsListBytes             atomic.Int64
 	rsWatches, rsInitialWatches, rsInitialBytes           atomic.Int64
+	rsWatchEvents                                         atomic.Int64
 
 	mu sync.Mutex
 	// delay is the pod watch delay; changed is closed (and replaced) when
@@ -280,7 +285,8 @@ func (p *Proxy) Stats() Stats {
 		PodCreateResponsesDropped: p.createsDropped.Load(), WritesFailed: p.writesFailed.Load(),
 		PodWatchesExpired: p.watchesExpired.Load(), ReplicaSetWatchBytes: p.rsWatchBytes.Load(),
 		ReplicaSetListBytes: p.rsListBytes.Load(), ReplicaSetWatches: p.rsWatches.Load(),
-		ReplicaSetWatchesWithInitialEvents: p.rsInitialWatches.Load(), ReplicaSetInitialEventsBytes: p.rsInitialBytes.Load()}
+		ReplicaSetWatchesWithInitialEvents: p.rsInitialWatches.Load(), ReplicaSetInitialEventsBytes: p.rsInitialBytes.Load(),
+		ReplicaSetWatchEvents: p.rsWatchEvents.Load()}
 }
 
 // Close stops the proxy: it closes the listener and every client
@@ -394,12 +400,12 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	switch {
 	case IsReplicaSetWatch(resp.Request):
 		p.rsWatches.Add(1)
-		if !withInitialEvents(resp.Request) {
-			resp.Body = countedBody{resp.Body, &p.rsWatchBytes}
-			return nil
+		var initial *atomic.Int64
+		if withInitialEvents(resp.Request) {
+			p.rsInitialWatches.Add(1)
+			initial = &p.rsInitialBytes
 		}
-		p.rsInitialWatches.Add(1)
-		resp.Body = &initialEventsBody{ReadCloser: resp.Body, total: &p.rsWatchBytes, initial: &p.rsInitialBytes}
+		resp.Body = newWatchBody(resp.Body, resp.Header.Get("Content-Type"), &p.rsWatchBytes, initial, &p.rsWatchEvents)
 		return nil
 	case IsReplicaSetList(resp.Request):
 		resp.Body = countedBody{resp.Body, &p.rsListBytes}

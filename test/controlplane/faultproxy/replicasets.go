@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"net/http"
 	"slices"
@@ -91,35 +92,96 @@ func withInitialEvents(r *http.Request) bool {
 // protobuf watch stream.
 var initialEventsEnd = []byte("k8s.io/initial-events-end")
 
-// initialEventsBody is the body of a watch with initial events. It adds
-// every byte read to total and, until the end of the first
-// initialEventsEnd it reads (which may be split across reads), to initial
-// as well. It alters nothing. Reads come from the one goroutine copying
-// the response.
-type initialEventsBody struct {
+// watchBody is the body of a ReplicaSet watch. It adds every byte read
+// to total and every event (frame) whose start it reads to events, and
+// alters nothing. With initial events (initial not nil) it also adds the
+// bytes up to the end of the first initialEventsEnd it reads (which may be
+// split across reads) to initial, and counts only the frames that start
+// after that end as events. Reads come from the one goroutine copying the
+// response.
+type watchBody struct {
 	io.ReadCloser
-	total, initial *atomic.Int64
-	// ended: the marker has been read; tail: the last bytes read before
-	// it, fewer than the marker's, in case it began in them.
+	total, initial, events *atomic.Int64
+	frames                 frameCounter
+	// ended: the marker has been read (or there is none to read); tail:
+	// the last bytes read before it, fewer than the marker's, in case it
+	// began in them.
 	ended bool
 	tail  []byte
 }
 
-func (b *initialEventsBody) Read(p []byte) (int, error) {
+// newWatchBody returns a watchBody for a response of contentType; initial
+// nil: a watch without initial events.
+func newWatchBody(body io.ReadCloser, contentType string, total, initial, events *atomic.Int64) *watchBody {
+	return &watchBody{ReadCloser: body, total: total, initial: initial, events: events,
+		frames: frameCounter{protobuf: strings.HasPrefix(contentType, "application/vnd.kubernetes.protobuf")},
+		ended:  initial == nil}
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.total.Add(int64(n))
-	if b.ended || n == 0 {
-		return n, err
+	read := p[:n]
+	if !b.ended && n > 0 {
+		seen := append(b.tail, read...)
+		i := bytes.Index(seen, initialEventsEnd)
+		if i < 0 {
+			b.initial.Add(int64(n))
+			b.frames.feed(read) // the list's frames
+			keep := min(len(seen), len(initialEventsEnd)-1)
+			b.tail = append(b.tail[:0:0], seen[len(seen)-keep:]...)
+			return n, err
+		}
+		// The marker ends in read (the tail is shorter than it).
+		end := i + len(initialEventsEnd) - len(b.tail)
+		b.initial.Add(int64(end))
+		b.frames.feed(read[:end])
+		b.ended, b.tail, read = true, nil, read[end:]
+		b.frames.skipLine = !b.frames.protobuf // the rest of the bookmark's line
 	}
-	seen := append(b.tail, p[:n]...)
-	if i := bytes.Index(seen, initialEventsEnd); i >= 0 {
-		// The marker ends in p (the tail is shorter than it).
-		b.initial.Add(int64(i + len(initialEventsEnd) - len(b.tail)))
-		b.ended, b.tail = true, nil
-		return n, err
-	}
-	b.initial.Add(int64(n))
-	keep := min(len(seen), len(initialEventsEnd)-1)
-	b.tail = append(b.tail[:0:0], seen[len(seen)-keep:]...)
+	b.events.Add(b.frames.feed(read))
 	return n, err
+}
+
+// frameCounter finds the starts of a watch stream's events as its bytes
+// come: a protobuf stream is frames of a 4-byte big-endian length and that
+// many bytes, a JSON stream one event per line.
+type frameCounter struct {
+	protobuf bool
+	skipLine bool // JSON: the next line's end is not an event's
+	header   [4]byte
+	have     int    // bytes of the next frame's length read
+	left     uint32 // bytes of the current frame still to come
+}
+
+// feed reads p and returns how many events start in it (for protobuf, a
+// frame starts when its length has been read whole; for JSON, an event
+// when its line ends).
+func (f *frameCounter) feed(p []byte) int64 {
+	if !f.protobuf {
+		n := int64(bytes.Count(p, []byte{'\n'}))
+		if f.skipLine && n > 0 {
+			f.skipLine = false
+			n--
+		}
+		return n
+	}
+	var n int64
+	for len(p) > 0 {
+		if f.left > 0 {
+			k := min(uint32(len(p)), f.left)
+			f.left -= k
+			p = p[k:]
+			continue
+		}
+		f.header[f.have] = p[0]
+		f.have++
+		p = p[1:]
+		if f.have == len(f.header) {
+			f.left = binary.BigEndian.Uint32(f.header[:])
+			f.have = 0
+			n++
+		}
+	}
+	return n
 }

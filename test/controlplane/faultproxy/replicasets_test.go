@@ -1,7 +1,9 @@
 package faultproxy_test
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,6 +162,67 @@ func TestReplicaSetInitialEvents(t *testing.T) {
 			assert.Equal(t, int64(initial), st.ReplicaSetInitialEventsBytes, "up to the end of the first marker of the watch with initial events")
 			assert.Equal(t, int64(2), st.ReplicaSetWatches)
 			assert.Equal(t, int64(1), st.ReplicaSetWatchesWithInitialEvents)
+			assert.Equal(t, int64(3), st.ReplicaSetWatchEvents, "the lines after the first marker, of both watches")
+		})
+	}
+}
+
+// TestReplicaSetWatchFrames: in a protobuf watch stream an event is a frame
+// of a 4-byte big-endian length and that many bytes; the proxy counts each
+// frame once, however the reads cut it (inside its length too), and, in a
+// watch with initial events, only the frames that start after the marker
+// that ends them. The bytes reach the client unaltered.
+func TestReplicaSetWatchFrames(t *testing.T) {
+	frame := func(payload string) string {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(payload)))
+		return string(n[:]) + payload
+	}
+	list := frame("ADDED rs-0") + frame("ADDED rs-1") + frame(`BOOKMARK {"k8s.io/initial-events-end":"true"}`)
+	events := frame("MODIFIED rs-0") + frame("") + frame(strings.Repeat("x", 300)) + frame("DELETED rs-1")
+	for _, c := range []struct {
+		name, query     string
+		stream          string
+		cut             int // the reads are cut every cut bytes
+		events, initial int
+	}{
+		{"one read", "", events, 1 << 20, 4, 0},
+		{"byte by byte", "", events, 1, 4, 0},
+		{"three at a time", "", events, 3, 4, 0},
+		{"initial events, one read", "&sendInitialEvents=true", list + events, 1 << 20, 4, strings.Index(list, "initial-events-end") + len("initial-events-end")},
+		{"initial events, two at a time", "&sendInitialEvents=true", list + events, 2, 4, strings.Index(list, "initial-events-end") + len("initial-events-end")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			chunks := make(chan string)
+			up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				for chunk := range chunks {
+					_, _ = io.WriteString(w, chunk)
+					w.(http.Flusher).Flush()
+				}
+			}))
+			p := startProxy(t, up, testingclock.NewFakeClock(t0))
+			c0 := newClient(t, up, 2)
+			resp, err := c0.Get(p.URL() + "/apis/apps/v1/replicasets?watch=true" + c.query)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			sent := 0
+			for i := 0; i < len(c.stream); i += c.cut {
+				chunk := c.stream[i:min(i+c.cut, len(c.stream))]
+				chunks <- chunk
+				sent += len(chunk)
+				// One read per chunk: the next is sent once the proxy has read this one.
+				eventually(t, fmt.Sprintf("%d bytes", sent), func() bool { return p.Stats().ReplicaSetWatchBytes == int64(sent) })
+			}
+			close(chunks)
+			got, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, c.stream, string(got), "unaltered")
+			st := p.Stats()
+			assert.Equal(t, int64(c.events), st.ReplicaSetWatchEvents)
+			assert.Equal(t, int64(c.initial), st.ReplicaSetInitialEventsBytes)
 		})
 	}
 }

@@ -305,6 +305,9 @@ func ownerEventBytes(st faultproxy.Stats) int64 {
 
 func ownerListBytes(st faultproxy.Stats) int64 { return st.ReplicaSetListBytes }
 
+// ownerEvents is a proxy's ReplicaSet watch events after the lists.
+func ownerEvents(st faultproxy.Stats) int64 { return st.ReplicaSetWatchEvents }
+
 // slot is one replica's place: a user and its proxy, and the processes
 // started in it (a replacement after a rolling restart is a new process
 // and identity, the same user).
@@ -770,7 +773,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		fmt.Fprintf(out, ", K %d → %d", s.shards, s.reshard)
 	}
 	fmt.Fprint(out, "\n\n")
-	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: all bytes, events alone | lists streamed in the owner watches, all replicas (the full stream's) | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
+	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: all bytes, bytes after the lists, events after the lists | lists streamed in the owner watches, all replicas (the full stream's) | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
 	sep := "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	switch c.fault {
 	case "replica-add", "replica-rolling":
@@ -822,7 +825,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		streamedBytes := func(r runResult) float64 {
 			return allReplicas(r, func(st faultproxy.Stats) int64 { return st.ReplicaSetInitialEventsBytes })
 		}
-		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s | %s, %s (%s, %s) | %s | %s | %s | %s |", k.name, filteringSummary(seen),
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s, %s | %s, %s (%s, %s) | %s | %s | %s | %s |", k.name, filteringSummary(seen),
 			col(func(r runResult) float64 { return float64(slices.Max(r.shard.replicaRSS)) / 1024 }, "%.0f MiB"),
 			col(func(r runResult) float64 { return meanOf(r.shard.replicaRSS) / 1024 }, "%.0f MiB"),
 			bytesCol(vals(func(r runResult) float64 { return float64(slices.Max(r.shard.ownerBytes(ownerWatchBytes))) })),
@@ -832,6 +835,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 			bytesCol(vals(func(r runResult) float64 { return float64(ownerWatchBytes(r.shard.full)) })),
 			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerWatchBytes) }), vals(func(r runResult) float64 { return float64(ownerWatchBytes(r.shard.full)) })),
 			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerEventBytes) }), vals(func(r runResult) float64 { return float64(ownerEventBytes(r.shard.full)) })),
+			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerEvents) }), vals(func(r runResult) float64 { return float64(ownerEvents(r.shard.full)) })),
 			col(streamed, "%.0f"),
 			bytesCol(vals(streamedBytes)),
 			col(func(r runResult) float64 { return float64(r.shard.full.ReplicaSetWatchesWithInitialEvents) }, "%.0f"),
@@ -881,7 +885,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		"writes: the replicas' pod creates, deletes and status writes that reached kube-apiserver, every phase",
 		"owner watch bytes: the bytes of the ReplicaSet watch responses that each replica's proxy received from kube-apiserver over the run (a replaced replica's and its replacement's together), the most and the mean over the replicas, and their sum; owner list bytes: the same of the ReplicaSet lists, summed (as kube-apiserver sent them, compressed when it compressed them; client-go's informers list through a watch, WatchListClient being on by default, so their lists are in the watch bytes and the list bytes are the filtering probe's and any fallback list's)",
 		"with the owners filtered server-side (gate on) each shard a replica holds lists and watches its own ReplicaSets, so a replica's owner watches carry only its shards' owners, about 1/N of the full stream, and all replicas' together about one full stream; filtered client-side (-sharded-list-and-watch=false) a replica's shards share one ReplicaSet watch of every owner, one full stream per replica (an rscontroller built before the shared informer: one per held shard, K/N streams per replica), so compare a run with the gate on against the same run with it off",
-		"the full owner stream: the owner watch bytes of an unfiltered ReplicaSet informer of the driver's (client-go, protobuf, every namespace, behind a proxy of its own), running beside the replicas from their start to the run's end: what one replica that filtered nothing would have received in the same run, so that the ratios do not depend on another run's status writes; per replica ÷ the full stream: the mean replica's owner watch bytes against it, all of them and the events alone (less the lists streamed), 1/N when each replica's watches carry its shards' owners alone and no list is streamed again; lists streamed: the owner watches that began with a list (sendInitialEvents=true: an informer's first, a taken shard's, one again after an expired watch), how many and their bytes up to the bookmark ending the list, all replicas, and the full stream's in brackets",
+		"the full owner stream: the owner watch bytes of an unfiltered ReplicaSet informer of the driver's (client-go, protobuf, every namespace, behind a proxy of its own), running beside the replicas from their start to the run's end: what one replica that filtered nothing would have received in the same run, so that the ratios do not depend on another run's status writes; per replica ÷ the full stream: the mean replica's owner watch against it, all bytes, the bytes after the lists streamed, and the events after them (frames of the protobuf stream, bookmarks among them: a count that does not depend on the objects' sizes), 1/N when each replica's watches carry its shards' owners alone and no list is streamed again; lists streamed: the owner watches that began with a list (sendInitialEvents=true: an informer's first, a taken shard's, one again after an expired watch), how many and their bytes up to the bookmark ending the list, all replicas, and the full stream's in brackets",
 	}
 	switch c.fault {
 	case "replica-add":
