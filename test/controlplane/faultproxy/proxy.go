@@ -71,20 +71,23 @@ type Stats struct {
 	// ([IsReplicaSetList]): the bodies as it sent them (compressed when it
 	// compressed them), each handed on at once and unaltered.
 	ReplicaSetWatchBytes, ReplicaSetListBytes int64
-	// ReplicaSetWatches is the ReplicaSet watch responses received, and
+	// ReplicaSetWatches is the ReplicaSet watch responses received,
 	// ReplicaSetWatchesWithInitialEvents those of requests with
-	// sendInitialEvents=true: a client-go informer's streaming list (the
-	// first, and each one again after an expired watch), not a resumed
-	// watch. ReplicaSetInitialEventsBytes is the part of
-	// ReplicaSetWatchBytes that such a watch carried up to the end of the
-	// bookmark ending its initial events (the "k8s.io/initial-events-end"
-	// annotation, found in the bytes as they stream, JSON or protobuf): the
-	// list's objects; a watch that ends before that bookmark counts whole.
-	ReplicaSetWatches, ReplicaSetWatchesWithInitialEvents, ReplicaSetInitialEventsBytes int64
-	// ReplicaSetWatchEvents is the events the ReplicaSet watches carried
-	// after their initial events (bookmarks among them): the frames of a
-	// protobuf stream, the lines of a JSON one, counted where they start.
-	ReplicaSetWatchEvents int64
+	// sendInitialEvents=true (a client-go informer's streaming list: the
+	// first, and each one again after an expired watch; not a resumed
+	// watch), and ReplicaSetWatchesCompressed those kube-apiserver sent
+	// gzip-encoded (it does so with initial events when the client
+	// accepts gzip, since v1.37).
+	ReplicaSetWatches, ReplicaSetWatchesWithInitialEvents, ReplicaSetWatchesCompressed int64
+	// ReplicaSetInitialEvents and ReplicaSetWatchEvents are the events of
+	// the ReplicaSet watches (frames of a protobuf stream, lines of a JSON
+	// one, decoded when compressed; bookmarks among them) that start
+	// before and after the end of a watch's initial events: the
+	// "k8s.io/initial-events-end" annotation of the bookmark that ends
+	// them. ReplicaSetInitialEventsBytes is the part of
+	// ReplicaSetWatchBytes up to that end (of a compressed watch, to
+	// within one read); a watch that ends before it counts whole.
+	ReplicaSetInitialEvents, ReplicaSetWatchEvents, ReplicaSetInitialEventsBytes int64
 }
 
 // Proxy is a running fault proxy made by [Start]. Its methods are safe for
@@ -101,7 +104,7 @@ type Proxy struct {
 	watchesCut, watchesHeld, createsDropped, writesFailed atomic.Int64
 	watchesExpired, rsWatchBytes, rsListBytes             atomic.Int64
 	rsWatches, rsInitialWatches, rsInitialBytes           atomic.Int64
-	rsWatchEvents                                         atomic.Int64
+	rsWatchEvents, rsInitialEvents, rsGzipWatches         atomic.Int64
 
 	mu sync.Mutex
 	// delay is the pod watch delay; changed is closed (and replaced) when
@@ -286,7 +289,8 @@ func (p *Proxy) Stats() Stats {
 		PodWatchesExpired: p.watchesExpired.Load(), ReplicaSetWatchBytes: p.rsWatchBytes.Load(),
 		ReplicaSetListBytes: p.rsListBytes.Load(), ReplicaSetWatches: p.rsWatches.Load(),
 		ReplicaSetWatchesWithInitialEvents: p.rsInitialWatches.Load(), ReplicaSetInitialEventsBytes: p.rsInitialBytes.Load(),
-		ReplicaSetWatchEvents: p.rsWatchEvents.Load()}
+		ReplicaSetWatchEvents: p.rsWatchEvents.Load(), ReplicaSetInitialEvents: p.rsInitialEvents.Load(),
+		ReplicaSetWatchesCompressed: p.rsGzipWatches.Load()}
 }
 
 // Close stops the proxy: it closes the listener and every client
@@ -400,12 +404,15 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	switch {
 	case IsReplicaSetWatch(resp.Request):
 		p.rsWatches.Add(1)
-		var initial *atomic.Int64
-		if withInitialEvents(resp.Request) {
+		initial := withInitialEvents(resp.Request)
+		if initial {
 			p.rsInitialWatches.Add(1)
-			initial = &p.rsInitialBytes
 		}
-		resp.Body = newWatchBody(resp.Body, resp.Header.Get("Content-Type"), &p.rsWatchBytes, initial, &p.rsWatchEvents)
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			p.rsGzipWatches.Add(1)
+		}
+		resp.Body = newWatchBody(resp, initial, watchCounts{bytes: &p.rsWatchBytes, initialBytes: &p.rsInitialBytes,
+			initialEvents: &p.rsInitialEvents, events: &p.rsWatchEvents})
 		return nil
 	case IsReplicaSetList(resp.Request):
 		resp.Body = countedBody{resp.Body, &p.rsListBytes}

@@ -1,6 +1,8 @@
 package faultproxy_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -170,32 +172,53 @@ func TestReplicaSetInitialEvents(t *testing.T) {
 // TestReplicaSetWatchFrames: in a protobuf watch stream an event is a frame
 // of a 4-byte big-endian length and that many bytes; the proxy counts each
 // frame once, however the reads cut it (inside its length too), and, in a
-// watch with initial events, only the frames that start after the marker
-// that ends them. The bytes reach the client unaltered.
+// watch with initial events, the frames that start before the end of the
+// marker that ends them apart from those after it. A gzip-encoded stream
+// (one member per flush, as kube-apiserver sends a watch with initial
+// events) is counted in its decoding. The bytes reach the client unaltered.
 func TestReplicaSetWatchFrames(t *testing.T) {
 	frame := func(payload string) string {
 		var n [4]byte
 		binary.BigEndian.PutUint32(n[:], uint32(len(payload)))
 		return string(n[:]) + payload
 	}
+	gz := func(members ...string) string {
+		var out bytes.Buffer
+		for _, m := range members {
+			w := gzip.NewWriter(&out)
+			_, _ = io.WriteString(w, m)
+			require.NoError(t, w.Close())
+		}
+		return out.String()
+	}
 	list := frame("ADDED rs-0") + frame("ADDED rs-1") + frame(`BOOKMARK {"k8s.io/initial-events-end":"true"}`)
 	events := frame("MODIFIED rs-0") + frame("") + frame(strings.Repeat("x", 300)) + frame("DELETED rs-1")
+	marker := strings.Index(list, "initial-events-end") + len("initial-events-end")
+	compressed := gz(list, events[:7], events[7:])
 	for _, c := range []struct {
 		name, query     string
 		stream          string
+		gzip            bool
 		cut             int // the reads are cut every cut bytes
-		events, initial int
+		initial, events int
+		initialBytes    int // -1: of a compressed stream, within (0, len]
 	}{
-		{"one read", "", events, 1 << 20, 4, 0},
-		{"byte by byte", "", events, 1, 4, 0},
-		{"three at a time", "", events, 3, 4, 0},
-		{"initial events, one read", "&sendInitialEvents=true", list + events, 1 << 20, 4, strings.Index(list, "initial-events-end") + len("initial-events-end")},
-		{"initial events, two at a time", "&sendInitialEvents=true", list + events, 2, 4, strings.Index(list, "initial-events-end") + len("initial-events-end")},
+		{"one read", "", events, false, 1 << 20, 0, 4, 0},
+		{"byte by byte", "", events, false, 1, 0, 4, 0},
+		{"three at a time", "", events, false, 3, 0, 4, 0},
+		{"initial events, one read", "&sendInitialEvents=true", list + events, false, 1 << 20, 3, 4, marker},
+		{"initial events, two at a time", "&sendInitialEvents=true", list + events, false, 2, 3, 4, marker},
+		{"gzip, initial events, one read", "&sendInitialEvents=true", compressed, true, 1 << 20, 3, 4, -1},
+		{"gzip, initial events, five at a time", "&sendInitialEvents=true", compressed, true, 5, 3, 4, -1},
+		{"gzip, no initial events", "", gz(events), true, 7, 0, 4, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			chunks := make(chan string)
 			up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+				if c.gzip {
+					w.Header().Set("Content-Encoding", "gzip")
+				}
 				w.WriteHeader(http.StatusOK)
 				w.(http.Flusher).Flush()
 				for chunk := range chunks {
@@ -204,8 +227,10 @@ func TestReplicaSetWatchFrames(t *testing.T) {
 				}
 			}))
 			p := startProxy(t, up, testingclock.NewFakeClock(t0))
-			c0 := newClient(t, up, 2)
-			resp, err := c0.Get(p.URL() + "/apis/apps/v1/replicasets?watch=true" + c.query)
+			req, err := http.NewRequest(http.MethodGet, p.URL()+"/apis/apps/v1/replicasets?watch=true"+c.query, nil)
+			require.NoError(t, err)
+			req.Header.Set("Accept-Encoding", "gzip") // as client-go's transport sends it
+			resp, err := newClient(t, up, 2).Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			sent := 0
@@ -220,9 +245,24 @@ func TestReplicaSetWatchFrames(t *testing.T) {
 			got, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
 			assert.Equal(t, c.stream, string(got), "unaltered")
+			eventually(t, "the events counted", func() bool {
+				st := p.Stats()
+				return st.ReplicaSetWatchEvents+st.ReplicaSetInitialEvents == int64(c.events+c.initial)
+			})
 			st := p.Stats()
 			assert.Equal(t, int64(c.events), st.ReplicaSetWatchEvents)
-			assert.Equal(t, int64(c.initial), st.ReplicaSetInitialEventsBytes)
+			assert.Equal(t, int64(c.initial), st.ReplicaSetInitialEvents)
+			if c.initialBytes >= 0 {
+				assert.Equal(t, int64(c.initialBytes), st.ReplicaSetInitialEventsBytes)
+			} else {
+				assert.Positive(t, st.ReplicaSetInitialEventsBytes)
+				assert.LessOrEqual(t, st.ReplicaSetInitialEventsBytes, int64(len(c.stream)))
+			}
+			compressed := int64(0)
+			if c.gzip {
+				compressed = 1
+			}
+			assert.Equal(t, compressed, st.ReplicaSetWatchesCompressed)
 		})
 	}
 }

@@ -294,19 +294,21 @@ func (r shardResult) ownerBytes(f func(faultproxy.Stats) int64) []int64 {
 	return out
 }
 
-// ownerWatchBytes is a proxy's ReplicaSet watch bytes, ownerEventBytes
-// those bytes less the lists streamed in them, ownerListBytes its
-// ReplicaSet list bytes.
+// ownerWatchBytes is a proxy's ReplicaSet watch bytes, ownerListBytes its
+// ReplicaSet list bytes, ownerEvents its ReplicaSet watch events after the
+// lists streamed in them.
 func ownerWatchBytes(st faultproxy.Stats) int64 { return st.ReplicaSetWatchBytes }
-
-func ownerEventBytes(st faultproxy.Stats) int64 {
-	return st.ReplicaSetWatchBytes - st.ReplicaSetInitialEventsBytes
-}
 
 func ownerListBytes(st faultproxy.Stats) int64 { return st.ReplicaSetListBytes }
 
-// ownerEvents is a proxy's ReplicaSet watch events after the lists.
 func ownerEvents(st faultproxy.Stats) int64 { return st.ReplicaSetWatchEvents }
+
+// streamedLists is how a proxy's ReplicaSet watches streamed lists: how
+// many, their objects (and the bookmark ending each), their bytes, and how
+// many watches came gzip-encoded.
+func streamedLists(st faultproxy.Stats) [4]int64 {
+	return [4]int64{st.ReplicaSetWatchesWithInitialEvents, st.ReplicaSetInitialEvents, st.ReplicaSetInitialEventsBytes, st.ReplicaSetWatchesCompressed}
+}
 
 // slot is one replica's place: a user and its proxy, and the processes
 // started in it (a replacement after a rolling restart is a new process
@@ -773,7 +775,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		fmt.Fprintf(out, ", K %d → %d", s.shards, s.reshard)
 	}
 	fmt.Fprint(out, "\n\n")
-	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: all bytes, bytes after the lists, events after the lists | lists streamed in the owner watches, all replicas (the full stream's) | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
+	head := "| controller | owners filtered | peak RSS per replica, max | peak RSS per replica, mean | owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: bytes, events after the lists | lists streamed in the owner watches: watches, objects, bytes, gzip-encoded watches; all replicas (the full stream's) | controller CPU, all replicas and phases | kube-apiserver CPU, all phases | writes (pod creates, deletes, status) | most pods above desired |"
 	sep := "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	switch c.fault {
 	case "replica-add", "replica-rolling":
@@ -819,13 +821,20 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		allReplicas := func(r runResult, f func(faultproxy.Stats) int64) float64 {
 			return perReplica(r, f) * float64(len(r.shard.owner))
 		}
-		streamed := func(r runResult) float64 {
-			return allReplicas(r, func(st faultproxy.Stats) int64 { return st.ReplicaSetWatchesWithInitialEvents })
+		// lists is the lists column of the replicas' stats or the full stream's.
+		lists := func(of func(r runResult) []faultproxy.Stats) string {
+			part := func(i int) []float64 {
+				return vals(func(r runResult) float64 {
+					var n int64
+					for _, st := range of(r) {
+						n += streamedLists(st)[i]
+					}
+					return float64(n)
+				})
+			}
+			return fmt.Sprintf("%s, %s objects, %s, %s gzip", spread(part(0), "%.0f"), spread(part(1), "%.0f"), bytesCol(part(2)), spread(part(3), "%.0f"))
 		}
-		streamedBytes := func(r runResult) float64 {
-			return allReplicas(r, func(st faultproxy.Stats) int64 { return st.ReplicaSetInitialEventsBytes })
-		}
-		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s, %s | %s, %s (%s, %s) | %s | %s | %s | %s |", k.name, filteringSummary(seen),
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s, %s | %s (%s) | %s | %s | %s | %s |", k.name, filteringSummary(seen),
 			col(func(r runResult) float64 { return float64(slices.Max(r.shard.replicaRSS)) / 1024 }, "%.0f MiB"),
 			col(func(r runResult) float64 { return meanOf(r.shard.replicaRSS) / 1024 }, "%.0f MiB"),
 			bytesCol(vals(func(r runResult) float64 { return float64(slices.Max(r.shard.ownerBytes(ownerWatchBytes))) })),
@@ -834,12 +843,9 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 			bytesCol(vals(func(r runResult) float64 { return allReplicas(r, ownerListBytes) })),
 			bytesCol(vals(func(r runResult) float64 { return float64(ownerWatchBytes(r.shard.full)) })),
 			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerWatchBytes) }), vals(func(r runResult) float64 { return float64(ownerWatchBytes(r.shard.full)) })),
-			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerEventBytes) }), vals(func(r runResult) float64 { return float64(ownerEventBytes(r.shard.full)) })),
 			ratioCol(vals(func(r runResult) float64 { return perReplica(r, ownerEvents) }), vals(func(r runResult) float64 { return float64(ownerEvents(r.shard.full)) })),
-			col(streamed, "%.0f"),
-			bytesCol(vals(streamedBytes)),
-			col(func(r runResult) float64 { return float64(r.shard.full.ReplicaSetWatchesWithInitialEvents) }, "%.0f"),
-			bytesCol(vals(func(r runResult) float64 { return float64(r.shard.full.ReplicaSetInitialEventsBytes) })),
+			lists(func(r runResult) []faultproxy.Stats { return r.shard.owner }),
+			lists(func(r runResult) []faultproxy.Stats { return []faultproxy.Stats{r.shard.full} }),
 			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.cpu }) }, "%.2f s"),
 			col(func(r runResult) float64 { return sum(r, func(m measured) time.Duration { return m.apiCPU }) }, "%.2f s"),
 			col(func(r runResult) float64 {
@@ -885,7 +891,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		"writes: the replicas' pod creates, deletes and status writes that reached kube-apiserver, every phase",
 		"owner watch bytes: the bytes of the ReplicaSet watch responses that each replica's proxy received from kube-apiserver over the run (a replaced replica's and its replacement's together), the most and the mean over the replicas, and their sum; owner list bytes: the same of the ReplicaSet lists, summed (as kube-apiserver sent them, compressed when it compressed them; client-go's informers list through a watch, WatchListClient being on by default, so their lists are in the watch bytes and the list bytes are the filtering probe's and any fallback list's)",
 		"with the owners filtered server-side (gate on) each shard a replica holds lists and watches its own ReplicaSets, so a replica's owner watches carry only its shards' owners, about 1/N of the full stream, and all replicas' together about one full stream; filtered client-side (-sharded-list-and-watch=false) a replica's shards share one ReplicaSet watch of every owner, one full stream per replica (an rscontroller built before the shared informer: one per held shard, K/N streams per replica), so compare a run with the gate on against the same run with it off",
-		"the full owner stream: the owner watch bytes of an unfiltered ReplicaSet informer of the driver's (client-go, protobuf, every namespace, behind a proxy of its own), running beside the replicas from their start to the run's end: what one replica that filtered nothing would have received in the same run, so that the ratios do not depend on another run's status writes; per replica ÷ the full stream: the mean replica's owner watch against it, all bytes, the bytes after the lists streamed, and the events after them (frames of the protobuf stream, bookmarks among them: a count that does not depend on the objects' sizes), 1/N when each replica's watches carry its shards' owners alone and no list is streamed again; lists streamed: the owner watches that began with a list (sendInitialEvents=true: an informer's first, a taken shard's, one again after an expired watch), how many and their bytes up to the bookmark ending the list, all replicas, and the full stream's in brackets",
+		"the full owner stream: the owner watch bytes of an unfiltered ReplicaSet informer of the driver's (client-go, protobuf, every namespace, behind a proxy of its own), running beside the replicas from their start to the run's end: what one replica that filtered nothing would have received in the same run; per replica ÷ the full stream: the mean replica's owner watch against it, its bytes, and its events after the lists streamed in its watches (frames of the protobuf stream, decoded when gzip-encoded, bookmarks among them: a count that does not depend on the objects' sizes, nor on how kube-apiserver compressed them), 1/N when each replica's watches carry its shards' owners alone; kube-apiserver v1.37 sends a watch that streams a list gzip-encoded, for its whole life, one gzip member per flush, so its bytes depend on how many events each flush carries (the fewer owners a watch carries, the fewer per flush), and the bytes' ratio is not the events'; lists streamed: the owner watches that began with a list (sendInitialEvents=true: an informer's first, a taken shard's, one again after an expired watch), their objects and bytes up to the bookmark ending the list (of a gzip-encoded watch, to within one read), and how many watches came gzip-encoded, all replicas, and the full stream's in brackets",
 	}
 	switch c.fault {
 	case "replica-add":

@@ -231,10 +231,10 @@ func TestPrintSharded(t *testing.T) {
 		extra:  1,
 		shard: shardResult{replicaRSS: []int64{100 << 10, 50 << 10}, filtering: []string{"server-side (x)", "server-side (x)"},
 			owner: []faultproxy.Stats{
-				{ReplicaSetWatchBytes: 3 << 20, ReplicaSetListBytes: 1 << 20, ReplicaSetWatchesWithInitialEvents: 2, ReplicaSetInitialEventsBytes: 1 << 20, ReplicaSetWatchEvents: 300},
-				{ReplicaSetWatchBytes: 1 << 20, ReplicaSetListBytes: 1 << 19, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEventsBytes: 0, ReplicaSetWatchEvents: 100},
+				{ReplicaSetWatchBytes: 3 << 20, ReplicaSetListBytes: 1 << 20, ReplicaSetWatchesWithInitialEvents: 2, ReplicaSetInitialEvents: 60, ReplicaSetInitialEventsBytes: 1 << 20, ReplicaSetWatchEvents: 300, ReplicaSetWatchesCompressed: 2},
+				{ReplicaSetWatchBytes: 1 << 20, ReplicaSetListBytes: 1 << 19, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEvents: 1, ReplicaSetWatchEvents: 100, ReplicaSetWatchesCompressed: 1},
 			},
-			full:    faultproxy.Stats{ReplicaSetWatchBytes: 4 << 20, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEventsBytes: 1 << 19, ReplicaSetWatchEvents: 800},
+			full:    faultproxy.Stats{ReplicaSetWatchBytes: 4 << 20, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEvents: 30, ReplicaSetInitialEventsBytes: 1 << 19, ReplicaSetWatchEvents: 800, ReplicaSetWatchesCompressed: 1},
 			retaken: 17 * time.Second, resynced: resyncs{shards: 4, synced: 3, longest: 16500 * time.Millisecond},
 			paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
 	}
@@ -242,10 +242,10 @@ func TestPrintSharded(t *testing.T) {
 	printSharded(&b, c, chosen, [][]runResult{{{}}, {run}})
 	got := b.String()
 	assert.Contains(t, got, "Sharded: 2 replicas × 4 shards, kube-apiserver feature gate ShardedListAndWatch on")
-	// Per replica, mean: 2 MiB of the full stream's 4 MiB; events alone:
-	// ((3 − 1) + 1) / 2 = 1.5 MiB of its 4 − 0.5 = 3.5 MiB.
-	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 4096 KiB | 0.50, 0.43, 0.25 | 3, 1024 KiB (1, 512 KiB) | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 4, 3, 16.5 s | 25.0 s | 4 (2) | 3.0 s |\n")
-	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: all bytes, bytes after the lists, events after the lists | lists streamed in the owner watches, all replicas (the full stream's) |")
+	// Per replica, mean: 2 MiB of the full stream's 4 MiB; events after
+	// the lists: (300 + 100) / 2 = 200 of its 800.
+	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 4096 KiB | 0.50, 0.25 | 3, 61 objects, 1024 KiB, 3 gzip (1, 30 objects, 512 KiB, 1 gzip) | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 4, 3, 16.5 s | 25.0 s | 4 (2) | 3.0 s |\n")
+	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: bytes, events after the lists | lists streamed in the owner watches: watches, objects, bytes, gzip-encoded watches; all replicas (the full stream's) |")
 	assert.Contains(t, got, "an unfiltered ReplicaSet informer of the driver's", "the note says what the full stream is")
 	assert.Contains(t, got, "-sharded-list-and-watch=false", "the note says how to read the owner watch bytes")
 	assert.NotContains(t, got, "| kube-controller-manager", "the anchor has no sharded row")
@@ -284,7 +284,7 @@ func TestPrintShardedReshard(t *testing.T) {
 	got := b.String()
 	assert.Contains(t, got, "; fault replica-reshard (SIGTERM, 5s into the scale-up), K 4 → 8\n")
 	assert.Contains(t, got, "| old-K shards held between replacements, fewest | re-sharded in |\n")
-	assert.Contains(t, got, "| 12.0 MiB | 11.0 MiB | 22.0 MiB | 1 KiB | 0 KiB | —, —, — | 0, 0 KiB (0, 0 KiB) |", "no full stream: no ratio")
+	assert.Contains(t, got, "| 12.0 MiB | 11.0 MiB | 22.0 MiB | 1 KiB | 0 KiB | —, — | 0, 0 objects, 0 KiB, 0 gzip (0, 0 objects, 0 KiB, 0 gzip) |", "no full stream: no ratio")
 	assert.Contains(t, got, "| 3 (2–4) of 4 | 2.0 s (1.0–3.0 s) |\n")
 	assert.Contains(t, got, "replica-reshard: each replica in turn gets SIGTERM")
 	lines := strings.Split(got, "\n")
