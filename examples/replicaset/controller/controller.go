@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 
 	"github.com/reconcilekit/reconcilekit/adapters/clientgo"
 	"github.com/reconcilekit/reconcilekit/adapters/sharding"
@@ -240,7 +241,8 @@ func (c *Controller) Len() int { return c.ctrl.Len() }
 
 // Run waits for the informers' caches, then syncs ReplicaSets with the
 // given number of workers until ctx is done. It returns once every worker
-// has stopped. The workers log through klog.FromContext(ctx).
+// has stopped. It logs "Caches synced" when the caches have synced; it and
+// its workers log through klog.FromContext(ctx).
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	if c.unregister != nil {
 		defer c.unregister()
@@ -249,6 +251,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		c.queue.ShutDown()
 		return fmt.Errorf("replicaset controller: caches did not sync: %w", context.Cause(ctx))
 	}
+	klog.FromContext(ctx).Info("Caches synced")
 	c.ready.Store(true)
 	defer c.ready.Store(false)
 	// The caches have synced: the worker's own wait (Synced) passes at once.

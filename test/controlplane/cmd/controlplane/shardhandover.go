@@ -13,13 +13,14 @@ import (
 // processes, from their log lines (rscontroller -quiet keeps these): the
 // giver's "Giving a shard back" (it stops the shard's syncs, waits for its
 // writes in flight, then writes the Lease released and logs "Gave a shard
-// back"), the next holder's "Took a shard" and its "First sync of the
-// shard" (the first sync its caches let through), logged at the sync's end
-// with how long it took: syncing is its start, synced its end. took,
+// back"), the next holder's "Took a shard", its "Caches synced" (the
+// shard's controller's informers) and its "First sync of the shard" (the
+// first sync its caches let through), logged at the sync's end with how
+// long it took: syncing is its start, synced its end. took, cached,
 // syncing and synced are zero when the log has none.
 type shardHandOver struct {
-	shard, from, to               string
-	giving, took, syncing, synced time.Time
+	shard, from, to                       string
+	giving, took, cached, syncing, synced time.Time
 }
 
 // shardLogLine is one of those lines.
@@ -104,6 +105,12 @@ func pairHandOvers(lines []shardLogLine, since time.Time) []shardHandOver {
 		}
 		if h.to != "" {
 			for _, s := range lines {
+				if s.msg == "Caches synced" && s.shard == l.shard && s.proc == h.to && !s.at.Before(h.took) {
+					h.cached = s.at
+					break
+				}
+			}
+			for _, s := range lines {
 				if s.msg == "First sync of the shard" && s.shard == l.shard && s.proc == h.to && !s.at.Before(h.took) {
 					h.syncing, h.synced = s.at.Add(-s.took), s.at
 					break
@@ -173,13 +180,16 @@ func (g *shardGroup) handOvers(since time.Time) []shardHandOver {
 
 // formatHandOvers is the hand-overs of every run together: how many, how
 // many were taken and reached a first sync, and from the giver's "Giving a
-// shard back" to the take and to the first sync's start and end, the
-// median and the longest; "—" for none.
+// shard back" to the take, to the taker's caches synced and to the first
+// sync's start and end, the median and the longest; "—" for none.
 func formatHandOvers(hs []shardHandOver) string {
-	var took, syncing, synced []float64
+	var took, cached, syncing, synced []float64
 	for _, h := range hs {
 		if !h.took.IsZero() {
 			took = append(took, h.took.Sub(h.giving).Seconds())
+		}
+		if !h.cached.IsZero() {
+			cached = append(cached, h.cached.Sub(h.giving).Seconds())
 		}
 		if !h.synced.IsZero() {
 			syncing = append(syncing, h.syncing.Sub(h.giving).Seconds())
@@ -196,5 +206,5 @@ func formatHandOvers(hs []shardHandOver) string {
 		slices.Sort(v)
 		return fmt.Sprintf("%.2f s, most %.2f s", median(v), v[len(v)-1])
 	}
-	return fmt.Sprintf("%d (%d taken, %d synced); taken %s; first sync started %s, ended %s", len(hs), len(took), len(synced), stat(took), stat(syncing), stat(synced))
+	return fmt.Sprintf("%d (%d taken, %d synced); taken %s; caches synced %s; first sync started %s, ended %s", len(hs), len(took), len(synced), stat(took), stat(cached), stat(syncing), stat(synced))
 }

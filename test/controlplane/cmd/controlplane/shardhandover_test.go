@@ -24,21 +24,22 @@ not a klog line shard="3/16"
 `
 	b := `I1129 19:59:00.500000   22 tick.go:449] "Took a shard" shard="1/16" lease="x-1" resume="7" previousHolder="a"
 I1129 20:00:00.100000   22 tick.go:449] "Took a shard" shard="3/16" lease="x-3" resume="9" previousHolder="a"
+I1129 20:00:00.300000   22 controller.go:251] "Caches synced" shard="3/16"
 I1129 20:00:00.650000   22 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-1" took="250ms" shard="3/16"
 I1129 20:00:01.000000   22 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-2" took="1ms" shard="3/16"
 `
 	lines := append(parseShardLog("a", a, 2026), parseShardLog("b", b, 2026)...)
-	require.Len(t, lines, 10, "every klog line naming a shard")
+	require.Len(t, lines, 11, "every klog line naming a shard")
 	assert.Equal(t, shardLogLine{proc: "a", msg: "Giving a shard back", shard: "3/16", at: time.Date(2026, 11, 29, 20, 0, 0, 0, time.Local)}, lines[1])
 
 	since := time.Date(2026, 11, 29, 19, 59, 30, 0, time.Local)
 	hs := pairHandOvers(lines, since)
 	at := func(ms int) time.Time { return time.Date(2026, 11, 29, 20, 0, 0, ms*int(time.Millisecond), time.Local) }
 	assert.Equal(t, []shardHandOver{
-		{shard: "3/16", from: "a", to: "b", giving: at(0), took: at(100), syncing: at(400), synced: at(650)},
+		{shard: "3/16", from: "a", to: "b", giving: at(0), took: at(100), cached: at(300), syncing: at(400), synced: at(650)},
 		{shard: "5/16", from: "a", giving: at(200)},
 	}, hs)
-	assert.Equal(t, "2 (1 taken, 1 synced); taken 0.10 s, most 0.10 s; first sync started 0.40 s, most 0.40 s, ended 0.65 s, most 0.65 s", formatHandOvers(hs))
+	assert.Equal(t, "2 (1 taken, 1 synced); taken 0.10 s, most 0.10 s; caches synced 0.30 s, most 0.30 s; first sync started 0.40 s, most 0.40 s, ended 0.65 s, most 0.65 s", formatHandOvers(hs))
 	assert.Equal(t, "—", formatHandOvers(nil))
 }
 

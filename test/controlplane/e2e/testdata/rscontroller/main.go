@@ -279,14 +279,15 @@ func runSharded(ctx context.Context, rc *rest.Config, namespace string, workers 
 }
 
 // handOverMessages are the log lines of a sharded replica that time its
-// hand-overs: the Coordinator's (adapters/sharding) and the ReplicaSet
-// example's first sync of a shard taken. make compare reads them from the
-// replicas' output.
+// hand-overs: the Coordinator's (adapters/sharding), and the ReplicaSet
+// example's caches synced and first sync of a shard taken. make compare
+// reads them from the replicas' output.
 var handOverMessages = map[string]bool{
 	"Giving a shard back":     true,
 	"Gave a shard back":       true,
 	"Lost a shard":            true,
 	"Took a shard":            true,
+	"Caches synced":           true,
 	"First sync of the shard": true,
 }
 
