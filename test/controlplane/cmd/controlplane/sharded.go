@@ -785,10 +785,10 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		head += " old-K shards held between replacements, fewest | re-sharded in |"
 		sep += "---:|---:|"
 	case "replica-kill":
-		head += " its shards held by the others after | its shards taken, synced, the last first sync after |"
+		head += " its shards held by the others after | its shards taken, synced, the last first sync after (its start) |"
 		sep += "---:|---:|"
 	case "replica-pause":
-		head += " its shards held by the others after | its shards taken, synced, the last first sync after | paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
+		head += " its shards held by the others after | its shards taken, synced, the last first sync after (its start) | paused for | its writes after SIGCONT before it took a shard (pod creates) | it took a shard after SIGCONT |"
 		sep += "---:|---:|---:|---:|---:|"
 	}
 	fmt.Fprintln(out, head)
@@ -906,7 +906,7 @@ func printSharded(out io.Writer, c compareConfig, chosen []contender, results []
 		notes = append(notes, fmt.Sprintf("replica-pause: the last replica is stopped, and resumed once the others hold its shards and no earlier than %v after the SIGSTOP; its shards held by the others after: from the SIGSTOP until the other replicas hold every shard (Leases polled every 250 ms); its writes after SIGCONT are to pods and ReplicaSets, accepted or refused, until its first successful write of a shard Lease (or the run's end), from kube-apiserver's audit log", c.resumeAfter))
 	}
 	if c.fault == "replica-kill" || c.fault == "replica-pause" {
-		notes = append(notes, "its shards taken, synced, the last first sync after: from the replicas' log lines (rscontroller -quiet keeps those of the hand-overs), the takes by the others of a shard whose Lease named the stopped replica, from the signal on, how many of them the taker synced (its \"First sync of the shard\", the first sync its caches let through), and from the signal to the last of those first syncs: the longest an owner of the stopped replica waited for a holder's first sync of its shard (the other owners of a shard follow at the pace of the workers)")
+		notes = append(notes, "its shards taken, synced, the last first sync after: from the replicas' log lines (rscontroller -quiet keeps those of the hand-overs), the takes by the others of a shard whose Lease named the stopped replica, from the signal on, how many of them the taker synced (its \"First sync of the shard\", the first sync its caches let through), and from the signal to the end of the last of those first syncs and to its start (the line's time less the sync's duration, which it logs): the longest an owner of the stopped replica waited for a holder's first sync of its shard (the other owners of a shard follow at the pace of the workers)")
 	}
 	if c.fault == "replica-add" || c.fault == "replica-rolling" {
 		notes = append(notes, "graceful hand-overs: every shard given back (SIGTERM, rebalance) from the scale-up's start on, all runs together, from the replicas' log lines (rscontroller -quiet keeps those of the hand-overs): how many, how many another replica took and how many it synced, and from the giver's \"Giving a shard back\" (it stops the shard's syncs, waits for its writes in flight, then writes the Lease released) to the taker's \"Took a shard\", to its \"Caches synced\" (the shard's informers) and to the start and the end of its first sync of the shard (\"First sync of the shard\", logged at the end of the first sync its caches let through, after the hand-over's consistency gate, with how long it took), the median and the longest")
@@ -941,10 +941,11 @@ func resyncCol(rs []runResult) string {
 		}
 		return v
 	}
-	return fmt.Sprintf("%s, %s, %s",
+	return fmt.Sprintf("%s, %s, %s (started %s)",
 		spread(vals(func(r resyncs) float64 { return float64(r.shards) }), "%.0f"),
 		spread(vals(func(r resyncs) float64 { return float64(r.synced) }), "%.0f"),
-		spread(vals(func(r resyncs) float64 { return r.longest.Seconds() }), "%.1f s"))
+		spread(vals(func(r resyncs) float64 { return r.longest.Seconds() }), "%.1f s"),
+		spread(vals(func(r resyncs) float64 { return r.longestStart.Seconds() }), "%.1f s"))
 }
 
 // ratioCol is spread of num[i] / den[i] to two places, or "—" when a

@@ -235,7 +235,7 @@ func TestPrintSharded(t *testing.T) {
 				{ReplicaSetWatchBytes: 1 << 20, ReplicaSetListBytes: 1 << 19, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEvents: 1, ReplicaSetWatchEvents: 100, ReplicaSetWatchesCompressed: 1},
 			},
 			full:    faultproxy.Stats{ReplicaSetWatchBytes: 4 << 20, ReplicaSetWatchesWithInitialEvents: 1, ReplicaSetInitialEvents: 30, ReplicaSetInitialEventsBytes: 1 << 19, ReplicaSetWatchEvents: 800, ReplicaSetWatchesCompressed: 1},
-			retaken: 17 * time.Second, resynced: resyncs{shards: 4, synced: 3, longest: 16500 * time.Millisecond},
+			retaken: 17 * time.Second, resynced: resyncs{shards: 4, synced: 3, longest: 16500 * time.Millisecond, longestStart: 16 * time.Second},
 			paused: 25 * time.Second, pausedWrites: 4, pausedCreates: 2, rejoin: 3 * time.Second},
 	}
 	var b bytes.Buffer
@@ -244,7 +244,7 @@ func TestPrintSharded(t *testing.T) {
 	assert.Contains(t, got, "Sharded: 2 replicas × 4 shards, kube-apiserver feature gate ShardedListAndWatch on")
 	// Per replica, mean: 2 MiB of the full stream's 4 MiB; events after
 	// the lists: (300 + 100) / 2 = 200 of its 800.
-	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 4096 KiB | 0.50, 0.25 | 3, 61 objects, 1024 KiB, 3 gzip (1, 30 objects, 512 KiB, 1 gzip) | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 4, 3, 16.5 s | 25.0 s | 4 (2) | 3.0 s |\n")
+	assert.Contains(t, got, "| reconcilekit, defaults | server-side ×2 (x) | 100 MiB | 75 MiB | 3072 KiB | 2048 KiB | 4096 KiB | 1536 KiB | 4096 KiB | 0.50, 0.25 | 3, 61 objects, 1024 KiB, 3 gzip (1, 30 objects, 512 KiB, 1 gzip) | 2.00 s | 2.00 s | 18 | 1 | 17.0 s | 4, 3, 16.5 s (started 16.0 s) | 25.0 s | 4 (2) | 3.0 s |\n")
 	assert.Contains(t, got, "| owner watch bytes per replica, max | owner watch bytes per replica, mean | owner watch bytes, all replicas | owner list bytes, all replicas | the full owner stream | owner watch per replica, mean ÷ the full stream: bytes, events after the lists | lists streamed in the owner watches: watches, objects, bytes, gzip-encoded watches; all replicas (the full stream's) |")
 	assert.Contains(t, got, "an unfiltered ReplicaSet informer of the driver's", "the note says what the full stream is")
 	assert.Contains(t, got, "-sharded-list-and-watch=false", "the note says how to read the owner watch bytes")

@@ -125,11 +125,12 @@ func pairHandOvers(lines []shardLogLine, since time.Time) []shardHandOver {
 // resyncs is how the shards of a replica stopped at one moment were
 // synced again by the others: shards is how many they took from it
 // (their Lease's previous holder) from then on, synced how many of those
-// the taker synced, and longest the longest from the moment to a taker's
-// first sync of one (0 when none).
+// the taker synced, and longest and longestStart the longest from the
+// moment to the end and to the start of a taker's first sync of one (0
+// when none).
 type resyncs struct {
-	shards, synced int
-	longest        time.Duration
+	shards, synced        int
+	longest, longestStart time.Duration
 }
 
 // resyncsOf finds, in lines, the takes of victim's shards by another
@@ -148,6 +149,7 @@ func resyncsOf(lines []shardLogLine, victim string, at time.Time) resyncs {
 			if s.msg == "First sync of the shard" && s.shard == t.shard && s.proc == t.proc {
 				r.synced++
 				r.longest = max(r.longest, s.at.Sub(at))
+				r.longestStart = max(r.longestStart, s.at.Add(-s.took).Sub(at))
 				break
 			}
 		}

@@ -52,18 +52,18 @@ func TestResyncsOf(t *testing.T) {
 I1129 20:00:10.000000   33 tick.go:449] "Took a shard" shard="2/16" lease="x-2" resume="8" previousHolder="d"
 I1129 20:00:16.000000   33 tick.go:449] "Took a shard" shard="3/16" lease="x-3" resume="9" previousHolder="d"
 I1129 20:00:16.500000   33 tick.go:449] "Took a shard" shard="4/16" lease="x-4" resume="9" previousHolder="a"
-I1129 20:00:17.200000   33 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-1" shard="3/16"
+I1129 20:00:17.200000   33 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-1" took="1.5s" shard="3/16"
 I1129 20:00:17.300000   33 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-4" shard="4/16"
 `
 	e := `I1129 20:00:16.100000   44 tick.go:449] "Took a shard" shard="5/16" lease="x-5" resume="9" previousHolder="d"
-I1129 20:00:16.900000   44 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-2" shard="5/16"
+I1129 20:00:16.900000   44 sharded.go:255] "First sync of the shard" resume="9" key="compare/web-2" took="100ms" shard="5/16"
 I1129 20:00:40.000000   44 tick.go:449] "Took a shard" shard="6/16" lease="x-6" resume="9" previousHolder="d"
 `
 	d := `I1129 20:00:41.000000   55 tick.go:449] "Took a shard" shard="7/16" lease="x-7" resume="9" previousHolder="d"
 `
 	lines := append(append(parseShardLog("c", c, 2026), parseShardLog("e", e, 2026)...), parseShardLog("d", d, 2026)...)
 	at := time.Date(2026, 11, 29, 20, 0, 8, 0, time.Local)
-	assert.Equal(t, resyncs{shards: 4, synced: 2, longest: 9200 * time.Millisecond}, resyncsOf(lines, "d", at),
-		"2/16, 3/16, 5/16 and 6/16 taken from d; 3/16 and 5/16 synced, the last 9.2 s after")
+	assert.Equal(t, resyncs{shards: 4, synced: 2, longest: 9200 * time.Millisecond, longestStart: 8800 * time.Millisecond}, resyncsOf(lines, "d", at),
+		"2/16, 3/16, 5/16 and 6/16 taken from d; 3/16 and 5/16 synced, the last ending 9.2 s after, the last starting 8.8 s after")
 	assert.Equal(t, resyncs{}, resyncsOf(lines, "b", at))
 }
