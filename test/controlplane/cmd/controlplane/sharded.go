@@ -485,21 +485,37 @@ func (g *shardGroup) users() []string {
 	return out
 }
 
-// filtering reads, from each process's output, how it filters owners. Call
-// it before the control plane stops (Stop removes the logs).
-func (g *shardGroup) filtering() []string {
+// processOutput is one replica process's output.
+type processOutput struct {
+	proc, output string
+}
+
+// outputs reads every process's output, in slot and start order (a
+// missing log reads empty). Call it before the control plane stops (Stop
+// removes the logs).
+func (g *shardGroup) outputs() []processOutput {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var out []string
+	var out []processOutput
 	for _, s := range g.slots {
 		for _, p := range s.procs {
 			b, _ := os.ReadFile(g.cp.LogPath(p))
-			f, ok := filteringOf(string(b))
-			if !ok {
-				f = "?"
-			}
-			out = append(out, f)
+			out = append(out, processOutput{proc: p, output: string(b)})
 		}
+	}
+	return out
+}
+
+// filtering reads, from each process's output, how it filters owners. Call
+// it before the control plane stops.
+func (g *shardGroup) filtering() []string {
+	var out []string
+	for _, o := range g.outputs() {
+		f, ok := filteringOf(o.output)
+		if !ok {
+			f = "?"
+		}
+		out = append(out, f)
 	}
 	return out
 }

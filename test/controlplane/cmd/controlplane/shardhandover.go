@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -158,17 +157,11 @@ func resyncsOf(lines []shardLogLine, victim string, at time.Time) resyncs {
 }
 
 // logLines reads every process's output, the lines that name a shard, in
-// the year of at. Call it before the control plane stops (Stop removes
-// the logs).
+// the year of at. Call it before the control plane stops.
 func (g *shardGroup) logLines(at time.Time) []shardLogLine {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	var lines []shardLogLine
-	for _, s := range g.slots {
-		for _, p := range s.procs {
-			b, _ := os.ReadFile(g.cp.LogPath(p))
-			lines = append(lines, parseShardLog(p, string(b), at.Year())...)
-		}
+	for _, o := range g.outputs() {
+		lines = append(lines, parseShardLog(o.proc, o.output, at.Year())...)
 	}
 	return lines
 }
