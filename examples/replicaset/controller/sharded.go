@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -201,17 +201,35 @@ func runShard(ctx context.Context, rc *rest.Config, namespace string, workers in
 // logFirstSync returns an OnSync that logs "First sync of the shard" at
 // the end of the shard's first sync that its caches let through (not
 // deferred with reconcile.ErrNotSynced by the consistency gate of the
-// hand-over), with the shard's resume version (sharding.Held.Resume) and
-// how long the sync took (its start is the line's time less that), then
-// calls next (nil: none). With the Coordinator's "Giving a shard back" of
-// the shard's previous holder, the line times a hand-over to its end, as
-// the new holder's owners see it.
+// hand-over), with the shard's resume version (sharding.Held.Resume), how
+// long the sync took (its start is the line's time less that), how many
+// syncs the gate deferred before it and how long after the first of them
+// it started, then calls next (nil: none). With the Coordinator's "Giving
+// a shard back" of the shard's previous holder, the line times a
+// hand-over to its end, as the new holder's owners see it. Safe for
+// concurrent use by the workers.
 func logFirstSync(log klog.Logger, resume string, next func(Report)) func(Report) {
-	var logged atomic.Bool
+	var (
+		mu       sync.Mutex
+		logged   bool
+		deferred int
+		first    time.Time // the start of the first sync tried
+	)
 	return func(r Report) {
-		if !errors.Is(r.Err, reconcile.ErrNotSynced) && logged.CompareAndSwap(false, true) {
-			log.Info("First sync of the shard", "resume", resume, "key", r.Key, "took", r.Duration)
+		mu.Lock()
+		if !logged {
+			if first.IsZero() || r.Start.Before(first) {
+				first = r.Start
+			}
+			if errors.Is(r.Err, reconcile.ErrNotSynced) {
+				deferred++
+			} else {
+				logged = true
+				log.Info("First sync of the shard", "resume", resume, "key", r.Key, "took", r.Duration,
+					"deferred", deferred, "sinceFirstTry", r.Start.Sub(first))
+			}
 		}
+		mu.Unlock()
 		if next != nil {
 			next(r)
 		}

@@ -97,19 +97,25 @@ func drain(c *Controller) []string {
 }
 
 // The first sync a shard's caches let through is logged once, with the
-// resume version; syncs the hand-over's gate deferred are not; every
-// report still reaches the caller's OnSync.
+// resume version, how many syncs the gate deferred before it and how long
+// after the first of them it started; every report still reaches the
+// caller's OnSync.
 func TestLogFirstSync(t *testing.T) {
 	var lines []string
 	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
 	var reports []string
 	onSync := logFirstSync(log, "42", func(r Report) { reports = append(reports, r.Key) })
-	onSync(Report{Key: "test/a", Err: fmt.Errorf("deferred: %w", reconcile.ErrNotSynced)})
+	t0 := time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
+	onSync(Report{Key: "test/a", Start: t0.Add(time.Second), Err: fmt.Errorf("deferred: %w", reconcile.ErrNotSynced)})
+	onSync(Report{Key: "test/a", Start: t0, Err: fmt.Errorf("deferred: %w", reconcile.ErrNotSynced)})
 	assert.Empty(t, lines, "a deferred sync is not the first")
-	onSync(Report{Key: "test/b", Err: errors.New("conflict"), Duration: 1500 * time.Millisecond})
-	onSync(Report{Key: "test/c"})
-	assert.Equal(t, []string{`"level"=0 "msg"="First sync of the shard" "resume"="42" "key"="test/b" "took"="1.5s"`}, lines, "once, at the first sync not deferred, failed or not")
-	assert.Equal(t, []string{"test/a", "test/b", "test/c"}, reports)
+	onSync(Report{Key: "test/b", Start: t0.Add(2500 * time.Millisecond), Err: errors.New("conflict"), Duration: 1500 * time.Millisecond})
+	onSync(Report{Key: "test/c", Start: t0.Add(3 * time.Second)})
+	assert.Equal(t, []string{`"level"=0 "msg"="First sync of the shard" "resume"="42" "key"="test/b" "took"="1.5s" "deferred"=2 "sinceFirstTry"="2.5s"`}, lines,
+		"once, at the first sync not deferred, failed or not, 2.5 s after the earliest start")
+	assert.Equal(t, []string{"test/a", "test/a", "test/b", "test/c"}, reports)
 
-	assert.NotPanics(t, func() { logFirstSync(log, "", nil)(Report{}) }, "no OnSync of the caller's")
+	lines = nil
+	assert.NotPanics(t, func() { logFirstSync(log, "", nil)(Report{Key: "test/d", Start: t0}) }, "no OnSync of the caller's")
+	assert.Equal(t, []string{`"level"=0 "msg"="First sync of the shard" "resume"="" "key"="test/d" "took"="0s" "deferred"=0 "sinceFirstTry"="0s"`}, lines)
 }
