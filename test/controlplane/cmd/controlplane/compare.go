@@ -856,9 +856,10 @@ func compareRun(ctx context.Context, c compareConfig, k contender, phases []phas
 	res.peakRSS = slices.Max(res.shard.replicaRSS)
 	res.shard.owner, res.shard.full = group.ownerStats(), full.stats()
 	res.shard.filtering = group.filtering()
-	res.shard.handOvers = group.handOvers(scaleUpStart)
+	lines := group.logLines(scaleUpStart)
+	res.shard.handOvers = pairHandOvers(lines, scaleUpStart)
 	if res.shard.victim != "" {
-		res.shard.resynced = resyncsOf(group.logLines(res.shard.signalAt), res.shard.victim, res.shard.signalAt)
+		res.shard.resynced = resyncsOf(lines, res.shard.victim, res.shard.signalAt)
 	}
 	if !resumed.IsZero() {
 		time.Sleep(time.Second) // kube-apiserver logs a request after answering it

@@ -157,20 +157,14 @@ func resyncsOf(lines []shardLogLine, victim string, at time.Time) resyncs {
 }
 
 // logLines reads every process's output, the lines that name a shard, in
-// the year of at. Call it before the control plane stops.
+// the year of at (read once for pairHandOvers and resyncsOf). Call it
+// before the control plane stops.
 func (g *shardGroup) logLines(at time.Time) []shardLogLine {
 	var lines []shardLogLine
 	for _, o := range g.outputs() {
 		lines = append(lines, parseShardLog(o.proc, o.output, at.Year())...)
 	}
 	return lines
-}
-
-// handOvers reads every process's output and pairs its graceful
-// hand-overs from since on. Call it before the control plane stops (Stop
-// removes the logs).
-func (g *shardGroup) handOvers(since time.Time) []shardHandOver {
-	return pairHandOvers(g.logLines(since), since)
 }
 
 // formatHandOvers is the hand-overs of every run together: how many, how
